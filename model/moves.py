@@ -1,0 +1,383 @@
+"""The successor function: every move enabled in a state, and where it leads.
+
+A task move runs what an asyncio task runs between two awaits, no more and no
+less: acquiring a free asyncio.Lock does not yield, so a push that finds both
+locks free snapshots, diffs and sends in the step that calls it. The
+environment's moves are each one delivery or one decision of the server, the
+model or the clock. `docs/model.md` lines each step up with the real awaits.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+from attrs import evolve, frozen
+
+from model.diff import mirror_diff, three_way_diff
+from model.environment import Environment
+from model.scenarios import Call, Scenario
+from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
+from model.state import (
+    Event,
+    EventKind,
+    Op,
+    OpKind,
+    Pc,
+    State,
+    Task,
+    expected_view,
+    insert_after,
+    tombstones,
+)
+from model.variants import SessionKind, Variant
+
+
+@frozen
+class Config:
+    """What a run of the model is about: the variant, the scenario, the environment."""
+
+    variant: Variant
+    scenario: Scenario
+    environment: Environment
+
+    def call(self, task: int) -> Call:
+        return self.scenario.calls[task]
+
+    def site(self, task: int) -> Site:
+        return SITES_BY_NAME[self.scenario.calls[task].site]
+
+    def locks(self, task: int) -> bool:
+        return self.variant.locks(self.site(task))
+
+    def local_update(self, task: int) -> LocalUpdate:
+        return self.variant.local_update(self.site(task))
+
+    def three_way(self) -> bool:
+        return self.variant.session is SessionKind.THREE_WAY
+
+
+class MoveKind(enum.Enum):
+    # moves of the push tasks and of the application
+    COPY = "copy"
+    CALL = "call"
+    WAKE = "wake"
+    RESUME = "resume"
+    # moves of the environment
+    SERVER_APPLY = "server-apply"
+    SERVER_REJECT = "server-reject"
+    CLIENT_APPLY = "client-apply"
+    MODEL_CREATES = "model-creates"
+    LEARN = "learn"
+    TIMEOUT = "timeout"
+
+
+#: Moves that only the running asyncio tasks make: after a lock handoff or the
+#: last ack, the task runs on its own; nobody outside starts it.
+INTERNAL_MOVES: frozenset[MoveKind] = frozenset({MoveKind.WAKE, MoveKind.RESUME})
+
+
+@frozen(order=True)
+class Move:
+    kind: MoveKind
+    task: int | None = None
+    item: str | None = None
+
+    def label(self) -> str:
+        parts = [self.kind.value]
+        if self.task is not None:
+            parts.append(f"T{self.task}")
+        if self.item is not None:
+            parts.append(self.item)
+        return " ".join(parts)
+
+
+def initial_state(config: Config) -> State:
+    scenario = config.scenario
+    return State(
+        server=scenario.server,
+        mirror=scenario.server,
+        local=scenario.initial_local,
+        tasks=tuple(Task() for _ in scenario.calls),
+        acked=frozenset(scenario.server),
+        reached=frozenset(scenario.server),
+    )
+
+
+def successors(state: State, config: Config) -> Iterator[tuple[Move, State]]:
+    """Every enabled move with its successor, in a fixed order."""
+    yield from _task_moves(state, config)
+    yield from _environment_moves(state, config)
+
+
+def step(state: State, config: Config, move: Move) -> State:
+    """The successor of one named move; ValueError when it is not enabled."""
+    for candidate, successor in successors(state, config):
+        if candidate == move:
+            return successor
+    raise ValueError(f"move {move.label()} is not enabled")
+
+
+# -- task moves ---------------------------------------------------------------
+
+
+def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
+    for index, task in enumerate(state.tasks):
+        site = config.site(index)
+        if task.pc is Pc.IDLE:
+            if site.request is RequestSource.CALLER_COPY and config.environment.stale_copies:
+                yield Move(MoveKind.COPY, index), state.with_task(
+                    index, pc=Pc.COPIED, copy=state.local
+                )
+            else:
+                yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
+        elif task.pc is Pc.COPIED:
+            assert task.copy is not None
+            yield Move(MoveKind.CALL, index), _call(state, config, index, task.copy)
+        elif task.pc is Pc.WAIT_ACTIVITY and state.activity_lock.owner == index:
+            yield Move(MoveKind.WAKE, index), _snapshot(state, config, index)
+        elif task.pc is Pc.WAIT_PROVIDER and state.provider_lock.owner == index:
+            yield Move(MoveKind.WAKE, index), _diff_and_send(state, config, index)
+        elif task.pc is Pc.WAIT_ACKS and not task.pending:
+            yield Move(MoveKind.RESUME, index), _finish(state, config, index, Pc.DONE)
+
+
+def _call(state: State, config: Config, index: int, copy: tuple[str, ...]) -> State:
+    """The site is called: local update before the push, then the activity lock."""
+    call = config.call(index)
+    site = config.site(index)
+    update = config.local_update(index)
+    task = state.tasks[index]
+    if site.request is RequestSource.CALLER_COPY:
+        requested = _apply(copy, call)
+        base = frozenset(copy) | frozenset(call.drops)
+        if update is LocalUpdate.REPLACE:
+            # the copy becomes the live local context object, and it is that object
+            # the provider reads when it diffs
+            state = _replace_local(state, requested)
+            task = evolve(task, copy=copy, bound_to_local=True, base=base)
+        else:
+            task = evolve(task, copy=copy, request=requested, base=base)
+    elif site.request is RequestSource.LOCAL_CONTEXT:
+        task = evolve(task, bound_to_local=True)
+    if update is LocalUpdate.BEFORE_PUSH:
+        state = evolve(state, local=_apply(state.local, call))
+    state = evolve(state, tasks=_replace_task(state.tasks, index, task))
+    if site.request is RequestSource.LOCAL_CONTEXT:
+        state = state.with_task(index, base=frozenset(state.local) | frozenset(call.drops))
+    if config.locks(index):
+        lock = state.activity_lock
+        state = evolve(state, activity_lock=lock.take(index))
+        if not lock.free():
+            return state.with_task(index, pc=Pc.WAIT_ACTIVITY)
+    return _snapshot(state, config, index)
+
+
+def _snapshot(state: State, config: Config, index: int) -> State:
+    """Holding the activity lock (or none): copy the mirror, then enter the provider."""
+    if config.site(index).request is RequestSource.MIRROR_SNAPSHOT:
+        call = config.call(index)
+        state = state.with_task(
+            index,
+            request=_apply(state.mirror, call),
+            base=frozenset(state.mirror) | frozenset(call.drops),
+        )
+    if config.three_way():
+        return _diff_and_send(state, config, index)
+    lock = state.provider_lock
+    state = evolve(state, provider_lock=lock.take(index))
+    if not lock.free():
+        return state.with_task(index, pc=Pc.WAIT_PROVIDER)
+    return _diff_and_send(state, config, index)
+
+
+def _diff_and_send(state: State, config: Config, index: int) -> State:
+    """Inside the provider: read the request, diff, send every op, wait for acks."""
+    task = state.tasks[index]
+    request = state.local if task.bound_to_local else task.request
+    assert request is not None
+    if config.three_way():
+        # merge: what another push deleted on purpose and this caller merely saw
+        # is dropped from the request too, and so from the live local context
+        gone = tombstones(state)
+        request = tuple(item for item in request if item not in gone or item not in task.base)
+        if task.bound_to_local:
+            state = evolve(state, local=request)
+        expected = expected_view(state.mirror, state.outstanding)
+        ops = three_way_diff(expected, task.base, request, index)
+    else:
+        ops = mirror_diff(state.mirror, request, index)
+    keys = frozenset(op.key for op in ops)
+    assert len(keys) == len(ops), "a push sends one op per (kind, item)"
+    for other, other_task in enumerate(state.tasks):
+        assert other == index or not (other_task.pending & keys), "acks are keyed by item"
+    deletes = frozenset(
+        (index, op.item, op.item in state.acked) for op in ops if op.kind is OpKind.DELETE
+    )
+    state = evolve(
+        state,
+        to_server=state.to_server + ops,
+        outstanding=state.outstanding + ops if config.three_way() else state.outstanding,
+        deletes_sent=state.deletes_sent | deletes,
+    )
+    state = state.with_task(index, pc=Pc.WAIT_ACKS, pending=keys, request=request)
+    if not ops:
+        return _finish(state, config, index, Pc.DONE)
+    return state
+
+
+def _finish(state: State, config: Config, index: int, pc: Pc) -> State:
+    """The push returns (or raises): release both locks, then the local update after it."""
+    if state.provider_lock.owner == index:
+        state = evolve(state, provider_lock=state.provider_lock.release())
+    if state.activity_lock.owner == index:
+        state = evolve(state, activity_lock=state.activity_lock.release())
+    if config.local_update(index) is LocalUpdate.AFTER_PUSH:
+        state = evolve(state, local=_upsert(state.local, config.call(index).adds))
+    return state.with_task(index, pc=pc, pending=frozenset())
+
+
+def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:
+    kept = tuple(item for item in items if item not in call.drops)
+    return _upsert(kept, call.adds)
+
+
+def _upsert(items: tuple[str, ...], adds: tuple[str, ...]) -> tuple[str, ...]:
+    return items + tuple(item for item in adds if item not in items)
+
+
+def _replace_local(state: State, local: tuple[str, ...]) -> State:
+    """Give the activity a new local context object.
+
+    A task that still holds the old object (its request is read when it diffs)
+    keeps the old object, which nobody changes any more.
+    """
+    tasks = tuple(
+        evolve(task, bound_to_local=False, request=state.local)
+        if task.bound_to_local and task.pc in (Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER)
+        else task
+        for task in state.tasks
+    )
+    return evolve(state, local=local, tasks=tasks)
+
+
+def _replace_task(tasks: tuple[Task, ...], index: int, task: Task) -> tuple[Task, ...]:
+    return (*tasks[:index], task, *tasks[index + 1 :])
+
+
+# -- environment moves --------------------------------------------------------
+
+
+def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
+    env = config.environment
+    if state.to_server:
+        op = state.to_server[0]
+        yield Move(MoveKind.SERVER_APPLY, op.task, op.item), _server_apply(state)
+        if env.rejections:
+            yield Move(MoveKind.SERVER_REJECT, op.task, op.item), _server_reject(state, op)
+    if state.to_client:
+        event = state.to_client[0]
+        yield Move(MoveKind.CLIENT_APPLY, event.task, event.item), _client_apply(
+            state, config.three_way()
+        )
+    if env.server_items:
+        pool = config.scenario.server_pool
+        if state.created < len(pool):
+            item = pool[state.created]
+            yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
+        for item in pool[: state.created]:
+            if item in state.acked and item not in state.learned:
+                yield Move(MoveKind.LEARN, None, item), evolve(
+                    state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
+                )
+    if env.timeouts:
+        for index, task in enumerate(state.tasks):
+            if task.pc is Pc.WAIT_ACKS and task.pending:
+                yield Move(MoveKind.TIMEOUT, index), _finish(state, config, index, Pc.FAILED)
+
+
+def _server_apply(state: State) -> State:
+    op, rest = state.to_server[0], state.to_server[1:]
+    server = state.server
+    if op.kind is OpKind.DELETE:
+        if op.item not in server:
+            return _reject(state, op)
+        return evolve(
+            state,
+            to_server=rest,
+            server=tuple(item for item in server if item != op.item),
+            removed=state.removed | {op.item},
+            to_client=(*state.to_client, Event(EventKind.DELETED, op.item, task=op.task)),
+        )
+    if op.item in server or (op.after is not None and op.after not in server):
+        return _reject(state, op)
+    placed = insert_after(server, op.item, op.after)
+    recreated = (
+        state.recreated | {(op.task, op.item)} if op.item in state.removed else state.recreated
+    )
+    return evolve(
+        state,
+        to_server=rest,
+        server=placed,
+        reached=state.reached | {op.item},
+        recreated=recreated,
+        to_client=(
+            *state.to_client,
+            Event(EventKind.ADDED, op.item, after=op.after, task=op.task),
+        ),
+    )
+
+
+def _server_reject(state: State, op: Op) -> State:
+    return _reject(state, op)
+
+
+def _reject(state: State, op: Op) -> State:
+    event = Event(EventKind.REJECTED, op.item, op=op.kind, task=op.task)
+    return evolve(state, to_server=state.to_server[1:], to_client=(*state.to_client, event))
+
+
+def _model_creates(state: State, item: str) -> State:
+    after = state.server[-1] if state.server else None
+    return evolve(
+        state,
+        server=(*state.server, item),
+        reached=state.reached | {item},
+        created=state.created + 1,
+        to_client=(*state.to_client, Event(EventKind.ADDED, item, after=after)),
+    )
+
+
+def _client_apply(state: State, three_way: bool) -> State:
+    """The session applies the next event to its mirror and resolves the ack it answers."""
+    event, rest = state.to_client[0], state.to_client[1:]
+    state = evolve(state, to_client=rest)
+    if event.kind is EventKind.ADDED:
+        mirror = state.mirror
+        if event.item not in mirror:
+            mirror = insert_after(mirror, event.item, event.after)
+        state = evolve(state, mirror=mirror, acked=state.acked | {event.item})
+        key = (OpKind.CREATE, event.item)
+    elif event.kind is EventKind.DELETED:
+        mirror = tuple(item for item in state.mirror if item != event.item)
+        gone = state.gone | {event.item} if three_way else state.gone
+        state = evolve(state, mirror=mirror, gone=gone)
+        key = (OpKind.DELETE, event.item)
+    else:
+        assert event.op is not None
+        key = (event.op, event.item)
+    if event.task is None:
+        return state
+    tasks = tuple(
+        evolve(task, pending=task.pending - {key})
+        if task.pc is Pc.WAIT_ACKS and key in task.pending
+        else task
+        for task in state.tasks
+    )
+    outstanding = state.outstanding
+    for position, op in enumerate(outstanding):
+        if op.key == key:
+            outstanding = outstanding[:position] + outstanding[position + 1 :]
+            break
+    return evolve(state, tasks=tasks, outstanding=outstanding)
+

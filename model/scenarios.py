@@ -1,0 +1,123 @@
+"""Named starting points: which site calls happen, on which items."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from model.environment import BASE, Environment
+from model.sites import SITES_BY_NAME, RequestSource
+
+
+@frozen
+class Call:
+    """One call of a site: the items it adds and the items it means to remove."""
+
+    site: str
+    adds: tuple[str, ...] = ()
+    #: What the call intends to remove: for a replacement, what the caller drops
+    #: from its copy; for the cleanup, the never-played items.
+    drops: tuple[str, ...] = ()
+
+
+@frozen
+class Scenario:
+    name: str
+    summary: str
+    calls: tuple[Call, ...]
+    #: The server conversation and mirror at the start (they agree: nothing in flight).
+    server: tuple[str, ...] = ("msg0",)
+    #: The local context at the start; by default the same as the server.
+    local: tuple[str, ...] | None = None
+    #: Items the model may create server-side, in order, when the environment allows.
+    server_pool: tuple[str, ...] = ()
+    #: The environment under which the scenario shows its finding.
+    environment: Environment = BASE
+    seed_finding: str = ""
+
+    @property
+    def initial_local(self) -> tuple[str, ...]:
+        return self.server if self.local is None else self.local
+
+    def items(self) -> tuple[str, ...]:
+        """Every item id the scenario can ever mention, in a stable order."""
+        seen: list[str] = []
+        for item in (
+            *self.server,
+            *self.initial_local,
+            *self.server_pool,
+            *(i for call in self.calls for i in (*call.adds, *call.drops)),
+        ):
+            if item not in seen:
+                seen.append(item)
+        return tuple(seen)
+
+
+def validate(scenario: Scenario) -> None:
+    """Reject a scenario the model cannot mean: unknown sites, reused item ids."""
+    fresh: list[str] = [item for call in scenario.calls for item in call.adds]
+    fresh += list(scenario.server_pool)
+    existing = set(scenario.server) | set(scenario.initial_local)
+    for call in scenario.calls:
+        if call.site not in SITES_BY_NAME:
+            raise ValueError(
+                f"scenario {scenario.name}: unknown site {call.site!r}; "
+                f"known: {', '.join(SITES_BY_NAME)}"
+            )
+        site = SITES_BY_NAME[call.site]
+        if site.request is RequestSource.MIRROR_SNAPSHOT and call.drops:
+            raise ValueError(f"scenario {scenario.name}: a mirror snapshot site drops nothing")
+    if len(fresh) != len(set(fresh)) or set(fresh) & existing:
+        raise ValueError(f"scenario {scenario.name}: an item id is created twice")
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        name="overlapping-push",
+        summary="a text user turn queued while a tool-output push waits for its ack",
+        calls=(Call("tool-outputs", adds=("out1",)), Call("user-turn", adds=("hello",))),
+        seed_finding="the user turn deletes the tool output without the lock; lock3 keeps it",
+    ),
+    Scenario(
+        name="replacement-first",
+        summary="the application's replacement pushes first, then a tool output is appended",
+        calls=(Call("replacement", adds=("note1",)), Call("tool-outputs", adds=("out1",))),
+        seed_finding="the tool push deletes the replacement's item under lock3, not lock5",
+    ),
+    Scenario(
+        name="stale-replacement",
+        summary="a text user turn, and a replacement whose copy may predate it",
+        calls=(Call("user-turn", adds=("hello",)), Call("replacement")),
+        environment=Environment(stale_copies=True),
+        seed_finding="a copy older than the user turn deletes it, with or without a lock",
+    ),
+    Scenario(
+        name="cleanup-during-tool-push",
+        summary="the never-played cleanup overlapping the interrupted generation's tool outputs",
+        calls=(
+            Call("cleanup", drops=("asst1",)),
+            Call("interrupted-tool-outputs", adds=("out1",)),
+        ),
+        server=("msg0", "asst1"),
+        local=("msg0",),
+        seed_finding="the tool push re-creates the never-played item under lock3, not lock5",
+    ),
+    Scenario(
+        name="server-item-during-replacement",
+        summary="the model creates a function call server-side while a replacement is pushed",
+        calls=(Call("replacement"),),
+        server_pool=("call1",),
+        environment=Environment(server_items=True),
+        seed_finding="a replacement deletes the model's item the local context has not learned",
+    ),
+    Scenario(
+        name="spoken-during-tool-push",
+        summary="the spoken text of say() pushed while a tool-output push waits for its ack",
+        calls=(Call("tool-outputs", adds=("out1",)), Call("spoken-message", adds=("spoken1",))),
+        seed_finding="(not in the seed) the site new in 1.8.9 snapshots outside the lock",
+    ),
+)
+
+for _scenario in SCENARIOS:
+    validate(_scenario)
+
+SCENARIOS_BY_NAME: dict[str, Scenario] = {scenario.name: scenario for scenario in SCENARIOS}

@@ -1,0 +1,189 @@
+"""The model's state: immutable, hashable, and nothing but data.
+
+One `State` is everything the system is between two model steps: the three
+views of the conversation, the two FIFOs of one websocket, both locks, every
+push task, and ghost state the invariants read.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from attrs import evolve, frozen
+
+
+class OpKind(enum.Enum):
+    CREATE = "create"
+    DELETE = "delete"
+
+
+@frozen
+class Op:
+    """An op in flight from the client to the server."""
+
+    kind: OpKind
+    item: str
+    #: For a create: the item it goes after (None: at the head).
+    after: str | None
+    #: The task that sent it.
+    task: int
+
+    @property
+    def key(self) -> tuple[OpKind, str]:
+        """What an ack answers: the session resolves acks by kind and item id."""
+        return (self.kind, self.item)
+
+
+class EventKind(enum.Enum):
+    ADDED = "added"
+    DELETED = "deleted"
+    REJECTED = "rejected"
+
+
+@frozen
+class Event:
+    """An event in flight from the server to the client."""
+
+    kind: EventKind
+    item: str
+    #: For ADDED: the item it was placed after on the server.
+    after: str | None = None
+    #: For REJECTED: the kind of op rejected.
+    op: OpKind | None = None
+    #: The task whose op this answers; None for an item the model created.
+    task: int | None = None
+
+
+class Pc(enum.Enum):
+    """Where a push task is; each waiting value is one real await."""
+
+    IDLE = "idle"
+    #: The application holds its copy of the local context (replacement only).
+    COPIED = "copied"
+    WAIT_ACTIVITY = "wait-activity-lock"
+    WAIT_PROVIDER = "wait-provider-lock"
+    WAIT_ACKS = "wait-acks"
+    DONE = "done"
+    #: The push ended with an error: its ack wait timed out.
+    FAILED = "failed"
+
+
+RUNNING: frozenset[Pc] = frozenset({Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS})
+
+
+@frozen
+class Lock:
+    """An asyncio.Lock: an owner and the FIFO of tasks waiting for it.
+
+    Releasing hands the lock to the first waiter at once; a task that asks later
+    queues behind it even though the waiter has not run yet, as asyncio does.
+    """
+
+    owner: int | None = None
+    waiters: tuple[int, ...] = ()
+
+    def free(self) -> bool:
+        return self.owner is None and not self.waiters
+
+    def take(self, task: int) -> Lock:
+        return Lock(task, self.waiters) if self.free() else Lock(self.owner, (*self.waiters, task))
+
+    def release(self) -> Lock:
+        if not self.waiters:
+            return Lock()
+        return Lock(self.waiters[0], self.waiters[1:])
+
+
+@frozen
+class Task:
+    """One push in progress: a call of a site and its local data."""
+
+    pc: Pc = Pc.IDLE
+    #: The application's copy of the local context (caller-copy sites).
+    copy: tuple[str, ...] | None = None
+    #: The requested context once it is fixed; None while it is the live local
+    #: context object, whose contents the provider reads when it diffs.
+    request: tuple[str, ...] | None = None
+    bound_to_local: bool = False
+    #: The ids the caller's copy was taken from (three-way sessions).
+    base: frozenset[str] = frozenset()
+    #: Acks the task waits for, by (kind, item).
+    pending: frozenset[tuple[OpKind, str]] = frozenset()
+
+
+@frozen
+class State:
+    server: tuple[str, ...]
+    mirror: tuple[str, ...]
+    local: tuple[str, ...]
+    to_server: tuple[Op, ...] = ()
+    to_client: tuple[Event, ...] = ()
+    activity_lock: Lock = Lock()
+    provider_lock: Lock = Lock()
+    tasks: tuple[Task, ...] = ()
+    #: How many items of the scenario's server pool the model has created.
+    created: int = 0
+    #: Server-created items the local context has learned.
+    learned: frozenset[str] = frozenset()
+    #: Ops sent and not yet answered, kept by the session (three-way only): the
+    #: expected view is the mirror with these applied.
+    outstanding: tuple[Op, ...] = ()
+    #: Items whose deletion the client has seen acknowledged (three-way only).
+    gone: frozenset[str] = frozenset()
+    # -- ghost state, read only by the invariants --
+    #: Items the client has seen acknowledged (in the mirror at the start or added by an event).
+    acked: frozenset[str] = frozenset()
+    #: Items that have ever been on the server.
+    reached: frozenset[str] = frozenset()
+    #: Items a delete removed from the server.
+    removed: frozenset[str] = frozenset()
+    #: Every delete sent: (task, item, whether the item was acknowledged then).
+    deletes_sent: frozenset[tuple[int, str, bool]] = frozenset()
+    #: Creates the server applied for an item it had removed before: (task, item).
+    recreated: frozenset[tuple[int, str]] = frozenset()
+
+    def with_task(self, index: int, **changes: Any) -> State:
+        tasks = list(self.tasks)
+        tasks[index] = evolve(tasks[index], **changes)
+        return evolve(self, tasks=tuple(tasks))
+
+    def at_rest(self) -> bool:
+        """Nothing in flight: no op, no event, no push under way."""
+        return (
+            not self.to_server
+            and not self.to_client
+            and all(task.pc not in RUNNING for task in self.tasks)
+        )
+
+
+def tombstones(state: State) -> frozenset[str]:
+    """Items deleted on purpose: acknowledged deletions and deletes still in flight."""
+    return state.gone | {op.item for op in state.outstanding if op.kind is OpKind.DELETE}
+
+
+def expected_view(mirror: tuple[str, ...], outstanding: tuple[Op, ...]) -> tuple[str, ...]:
+    """The mirror with every outstanding op applied, in the order they were sent."""
+    view = list(mirror)
+    for op in outstanding:
+        if op.kind is OpKind.DELETE:
+            if op.item in view:
+                view.remove(op.item)
+        elif op.item not in view:
+            view.insert(_position_after(view, op.after), op.item)
+    return tuple(view)
+
+
+def _position_after(view: list[str], after: str | None) -> int:
+    if after is None:
+        return 0
+    if after in view:
+        return view.index(after) + 1
+    return len(view)
+
+
+def insert_after(items: tuple[str, ...], item: str, after: str | None) -> tuple[str, ...]:
+    """Insert as the mirror does: after `after`, at the head for None, else at the tail."""
+    view = list(items)
+    view.insert(_position_after(view, after), item)
+    return tuple(view)

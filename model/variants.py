@@ -1,0 +1,215 @@
+"""Variants of the fix as data, each with the verdicts it is expected to get.
+
+A variant says which sites hold the activity lock across snapshot, push and acks,
+which sites change the local context at another moment than the real code does,
+and which diff the provider session uses.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from attrs import frozen
+
+from model.environment import BASE, Environment
+from model.sites import FIVE_SITES, SITES_BY_NAME, THREE_SNAPSHOT_SITES, LocalUpdate, Site
+
+
+class SessionKind(enum.Enum):
+    """How the provider session turns a requested context into ops."""
+
+    #: Under its own lock: diff the request against the mirror as it is at that
+    #: moment, send, and hold the lock until every op is acknowledged.
+    MIRROR_DIFF = "mirror-diff"
+    #: No lock: diff three ways (base, expected view, request) and return at once;
+    #: the expected view is the mirror with every op in flight applied.
+    THREE_WAY = "three-way"
+
+
+class Invariant(enum.Enum):
+    NO_UNINTENDED_DELETE = "no-unintended-delete"
+    AGREEMENT_AT_REST = "agreement-at-rest"
+
+
+class Verdict(enum.Enum):
+    HOLDS = "holds"
+    COUNTEREXAMPLE = "counterexample"
+
+
+@frozen
+class KnownFailure:
+    """A scenario in which a variant breaks an invariant, and what it takes.
+
+    The failure is expected under every environment that covers `needs`: adding
+    environment options only adds behaviours.
+    """
+
+    scenario: str
+    invariant: Invariant
+    needs: Environment = BASE
+    why: str = ""
+
+
+@frozen
+class Variant:
+    name: str
+    summary: str
+    locked_sites: frozenset[str]
+    session: SessionKind = SessionKind.MIRROR_DIFF
+    #: (site name, local update) pairs that replace the site's own timing.
+    local_update_overrides: tuple[tuple[str, LocalUpdate], ...] = ()
+    known_failures: tuple[KnownFailure, ...] = ()
+
+    def locks(self, site: Site) -> bool:
+        return self.session is SessionKind.MIRROR_DIFF and site.name in self.locked_sites
+
+    def local_update(self, site: Site) -> LocalUpdate:
+        for name, update in self.local_update_overrides:
+            if name == site.name:
+                return update
+        return site.local_update
+
+    def expected(self, scenario: str, environment: Environment, invariant: Invariant) -> Verdict:
+        for failure in self.known_failures:
+            if (
+                failure.scenario == scenario
+                and failure.invariant is invariant
+                and environment.covers(failure.needs)
+            ):
+                return Verdict.COUNTEREXAMPLE
+        return Verdict.HOLDS
+
+
+_INV1 = Invariant.NO_UNINTENDED_DELETE
+_INV2 = Invariant.AGREEMENT_AT_REST
+_STALE = Environment(stale_copies=True)
+_SERVER = Environment(server_items=True)
+_TIMEOUTS = Environment(timeouts=True)
+
+# Failures every mirror-diff variant shares, whatever it locks: a lock orders
+# pushes but cannot refresh a copy that predates an item, nor teach the local
+# context an item the model created server-side.
+_LOCK_CANNOT_FIX: tuple[KnownFailure, ...] = (
+    KnownFailure(
+        "stale-replacement",
+        _INV1,
+        _STALE,
+        "the application's copy predates the user turn, so its push deletes the turn",
+    ),
+    KnownFailure(
+        "replacement-first",
+        _INV1,
+        _STALE,
+        "the application's copy predates the tool output, so its push deletes it",
+    ),
+    KnownFailure(
+        "server-item-during-replacement",
+        _INV1,
+        _SERVER,
+        "the replacement's copy never had the model's item, so its push deletes it",
+    ),
+    KnownFailure(
+        "server-item-during-replacement",
+        _INV2,
+        _SERVER,
+        "the model's item, deleted by the replacement, is never restored",
+    ),
+    KnownFailure(
+        "spoken-during-tool-push",
+        _INV1,
+        BASE,
+        "the spoken-message site snapshots the mirror outside the activity lock",
+    ),
+    KnownFailure(
+        "spoken-during-tool-push",
+        _INV2,
+        BASE,
+        "the tool output deleted by the spoken-message push stays lost",
+    ),
+)
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant(
+        name="unlocked",
+        summary="no activity lock (livekit-agents up to 1.8.8)",
+        locked_sites=frozenset(),
+        known_failures=(
+            KnownFailure(
+                "overlapping-push",
+                _INV1,
+                BASE,
+                "the user turn snapshots the mirror while the tool push waits for its ack",
+            ),
+            KnownFailure("overlapping-push", _INV2, BASE, "the deleted tool output stays lost"),
+            KnownFailure(
+                "replacement-first",
+                _INV1,
+                BASE,
+                "the tool push snapshots the mirror while the replacement waits for its ack",
+            ),
+            KnownFailure("replacement-first", _INV2, BASE, "the replacement's item stays lost"),
+            KnownFailure(
+                "cleanup-during-tool-push",
+                _INV2,
+                BASE,
+                "the tool push's snapshot still has the never-played item and re-creates it",
+            ),
+            *_LOCK_CANNOT_FIX,
+        ),
+    ),
+    Variant(
+        name="lock3",
+        summary="activity lock on the three snapshot sites (the seed's change)",
+        locked_sites=THREE_SNAPSHOT_SITES,
+        known_failures=(
+            KnownFailure(
+                "replacement-first",
+                _INV1,
+                BASE,
+                "the unlocked replacement holds the provider while the tool push snapshots",
+            ),
+            KnownFailure("replacement-first", _INV2, BASE, "the replacement's item stays lost"),
+            KnownFailure(
+                "cleanup-during-tool-push",
+                _INV2,
+                BASE,
+                "the unlocked cleanup deletes the never-played item under the tool push's "
+                "snapshot, which re-creates it",
+            ),
+            *_LOCK_CANNOT_FIX,
+        ),
+    ),
+    Variant(
+        name="lock5",
+        summary="activity lock on all five sites (livekit-agents 1.8.9)",
+        locked_sites=FIVE_SITES,
+        known_failures=_LOCK_CANNOT_FIX,
+    ),
+    Variant(
+        name="lock5-hoisted",
+        summary="lock5, and the user turn adds its message locally before its push",
+        locked_sites=FIVE_SITES,
+        local_update_overrides=(("user-turn", LocalUpdate.BEFORE_PUSH),),
+        known_failures=_LOCK_CANNOT_FIX,
+    ),
+    Variant(
+        name="three-way",
+        summary="ackguard's design: expected view, requests with a base, three-way diff",
+        locked_sites=frozenset(),
+        session=SessionKind.THREE_WAY,
+    ),
+)
+
+VARIANTS_BY_NAME: dict[str, Variant] = {variant.name: variant for variant in VARIANTS}
+
+
+def _check_catalog() -> None:
+    for variant in VARIANTS:
+        unknown = (variant.locked_sites | {n for n, _ in variant.local_update_overrides}) - set(
+            SITES_BY_NAME
+        )
+        if unknown:
+            raise ValueError(f"variant {variant.name} names unknown sites {sorted(unknown)}")
+
+
+_check_catalog()
