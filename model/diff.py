@@ -60,7 +60,7 @@ def three_way_diff(
 ) -> tuple[Op, ...]:
     """Merge-style diff: delete only what the caller saw and dropped.
 
-    Deletes `base `base ∩ expected − request` expected - request`; creates what the request adds to its
+    Deletes `(base & expected) - request`; creates what the request adds to its
     base and the expected view lacks, after the nearest earlier request item
     that will exist by then; keeps what the caller never saw.
     """

@@ -126,8 +126,9 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
         site = config.site(index)
         if task.pc is Pc.IDLE:
             if site.request is RequestSource.CALLER_COPY and config.environment.stale_copies:
-                yield Move(MoveKind.COPY, index), state.with_task(
-                    index, pc=Pc.COPIED, copy=state.local
+                yield (
+                    Move(MoveKind.COPY, index),
+                    state.with_task(index, pc=Pc.COPIED, copy=state.local),
                 )
             else:
                 yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
@@ -277,8 +278,9 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
             yield Move(MoveKind.SERVER_REJECT, op.task, op.item), _server_reject(state, op)
     if state.to_client:
         event = state.to_client[0]
-        yield Move(MoveKind.CLIENT_APPLY, event.task, event.item), _client_apply(
-            state, config.three_way()
+        yield (
+            Move(MoveKind.CLIENT_APPLY, event.task, event.item),
+            _client_apply(state, config.three_way()),
         )
     if env.server_items:
         pool = config.scenario.server_pool
@@ -287,8 +289,11 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
             yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
         for item in pool[: state.created]:
             if item in state.acked and item not in state.learned:
-                yield Move(MoveKind.LEARN, None, item), evolve(
-                    state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
+                yield (
+                    Move(MoveKind.LEARN, None, item),
+                    evolve(
+                        state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
+                    ),
                 )
     if env.timeouts:
         for index, task in enumerate(state.tasks):
@@ -380,4 +385,3 @@ def _client_apply(state: State, three_way: bool) -> State:
             outstanding = outstanding[:position] + outstanding[position + 1 :]
             break
     return evolve(state, tasks=tasks, outstanding=outstanding)
-

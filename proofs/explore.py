@@ -97,9 +97,7 @@ def _check_all(
                 found[invariant] = (violation, state)
 
 
-def _path(
-    parents: dict[State, tuple[State, Move] | None], start: State, end: State
-) -> Trace:
+def _path(parents: dict[State, tuple[State, Move] | None], start: State, end: State) -> Trace:
     steps: list[Step] = []
     state = end
     while (link := parents[state]) is not None:
