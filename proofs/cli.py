@@ -1,0 +1,67 @@
+"""The `ackguard` command line.
+
+Each command lives in its own module exposing `register(subparsers)`; the module
+sets a `run(args) -> int` handler with `set_defaults(run=...)`. Bad input exits
+with status 2 and one line naming the valid choices, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn, cast
+
+from proofs import explore_cli
+from proofs.choices import UsageError
+
+#: Modules that add a subcommand; each has `register(subparsers) -> None`.
+COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+    explore_cli.register,
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors as one line and status 2, without the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ackguard",
+        description=(
+            "Check that concurrent chat-context pushes to a realtime provider never delete "
+            "each other's acknowledged items."
+        ),
+        epilog="example: ackguard verify --variant lock5 --trace",
+    )
+    subparsers = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND"),
+    )
+    for register in COMMANDS:
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
+    if run is None:
+        parser.print_help()
+        return 2
+    try:
+        return run(args)
+    except UsageError as error:
+        print(f"ackguard {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ackguard: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""`ackguard explore`: the explicit-state explorer over the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from model import Config, Environment
+from proofs import choices
+from proofs.explore import Exploration, explore
+from proofs.render import trace_json, trace_lines
+
+_EXAMPLE = "example: ackguard explore --variant lock3 --scenario replacement-first --trace"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "explore",
+        help="explore every reachable state of the model (breadth-first)",
+        description=(
+            "Breadth-first search over the model for each (variant, scenario): the shortest "
+            "counterexample of each invariant, or the number of reachable states when it "
+            "holds. Each scenario runs under its own environment unless --environment is given."
+        ),
+        epilog=_EXAMPLE,
+    )
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument(
+        "--environment",
+        metavar="E",
+        help="base, all, or options joined by '+' (stale-copies, server-items, timeouts, "
+        "rejections)",
+    )
+    parser.add_argument("--trace", action="store_true", help="print each counterexample")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variants = choices.variants(args.variant)
+    scenarios = choices.scenarios(args.scenario)
+    forced: Environment | None = None
+    if args.environment is not None:
+        forced = choices.environments([args.environment])[0]
+    rows: list[dict[str, Any]] = []
+    results: list[Exploration] = []
+    for variant in variants:
+        for scenario in scenarios:
+            environment = forced if forced is not None else scenario.environment
+            result = explore(Config(variant, scenario, environment))
+            results.append(result)
+            rows.extend(_rows(result))
+    matched = all(row["verdict"] == row["expected"] for row in rows)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        _print_table(rows, results, args.trace)
+        total = sum(result.states for result in results)
+        seconds = sum(result.seconds for result in results)
+        print(
+            f"{'every verdict matched' if matched else 'SOME VERDICTS DID NOT MATCH'} the "
+            f"catalog's expectation ({len(rows)} cells, {total} states, {seconds:.2f} s)"
+        )
+    return 0 if matched else 1
+
+
+def _rows(result: Exploration) -> list[dict[str, Any]]:
+    config = result.config
+    rows = []
+    for finding in result.findings:
+        expected = config.variant.expected(
+            config.scenario.name, config.environment, finding.invariant
+        )
+        rows.append(
+            {
+                "variant": config.variant.name,
+                "scenario": config.scenario.name,
+                "environment": config.environment.name,
+                "invariant": finding.invariant.value,
+                "verdict": finding.verdict.value,
+                "expected": expected.value,
+                "states": result.states,
+                "depth": finding.depth,
+                "violation": None if finding.violation is None else finding.violation.describe(),
+                "trace": None if finding.trace is None else trace_json(config, finding.trace),
+                "seconds": round(result.seconds, 4),
+            }
+        )
+    return rows
+
+
+def _print_table(rows: list[dict[str, Any]], results: list[Exploration], traces: bool) -> None:
+    header = ("variant", "scenario", "environment", "invariant", "verdict", "expected", "states")
+    table = [header] + [
+        (
+            row["variant"],
+            row["scenario"],
+            row["environment"],
+            row["invariant"],
+            row["verdict"] + ("" if row["depth"] is None else f" at depth {row['depth']}"),
+            row["expected"] + ("" if row["verdict"] == row["expected"] else "  <-- MISMATCH"),
+            str(row["states"]),
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[col]) for line in table) for col in range(len(header))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
+    if traces:
+        for result in results:
+            for finding in result.findings:
+                if finding.trace is None or finding.violation is None:
+                    continue
+                config = result.config
+                print()
+                print(
+                    f"{config.variant.name} / {config.scenario.name} / "
+                    f"{config.environment.name}: {finding.violation.describe()}"
+                )
+                for line in trace_lines(config, finding.trace):
+                    print(f"  {line}")
