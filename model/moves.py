@@ -40,12 +40,19 @@ class Config:
     variant: Variant
     scenario: Scenario
     environment: Environment
+    #: Site records beyond the built-in catalog (e.g. found by `ackguard audit`);
+    #: they take precedence over catalog records of the same name.
+    extra_sites: tuple[Site, ...] = ()
 
     def call(self, task: int) -> Call:
         return self.scenario.calls[task]
 
     def site(self, task: int) -> Site:
-        return SITES_BY_NAME[self.scenario.calls[task].site]
+        name = self.scenario.calls[task].site
+        for site in self.extra_sites:
+            if site.name == name:
+                return site
+        return SITES_BY_NAME[name]
 
     def locks(self, task: int) -> bool:
         return self.variant.locks(self.site(task))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from model.environment import BASE, Environment
-from model.sites import SITES_BY_NAME, RequestSource
+from model.sites import SITES_BY_NAME, RequestSource, Site
 
 
 @frozen
@@ -52,18 +52,18 @@ class Scenario:
         return tuple(seen)
 
 
-def validate(scenario: Scenario) -> None:
+def validate(scenario: Scenario, extra_sites: tuple[Site, ...] = ()) -> None:
     """Reject a scenario the model cannot mean: unknown sites, reused item ids."""
+    sites = {**SITES_BY_NAME, **{site.name: site for site in extra_sites}}
     fresh: list[str] = [item for call in scenario.calls for item in call.adds]
     fresh += list(scenario.server_pool)
     existing = set(scenario.server) | set(scenario.initial_local)
     for call in scenario.calls:
-        if call.site not in SITES_BY_NAME:
+        if call.site not in sites:
             raise ValueError(
-                f"scenario {scenario.name}: unknown site {call.site!r}; "
-                f"known: {', '.join(SITES_BY_NAME)}"
+                f"scenario {scenario.name}: unknown site {call.site!r}; known: {', '.join(sites)}"
             )
-        site = SITES_BY_NAME[call.site]
+        site = sites[call.site]
         if site.request is RequestSource.MIRROR_SNAPSHOT and call.drops:
             raise ValueError(f"scenario {scenario.name}: a mirror snapshot site drops nothing")
     if len(fresh) != len(set(fresh)) or set(fresh) & existing:
