@@ -1,0 +1,40 @@
+"""ackguard's asyncio implementation: a chat context, two provider sessions (the
+locked mirror-diff one and the three-way one), a controllable fake server, and an
+agent activity whose push sites follow a policy chosen by variant name.
+
+It knows nothing of `model` or `proofs`; the conformance harness in
+`proofs.conformance` checks it against the model.
+"""
+
+from impl.activity import AgentActivity
+from impl.chat_context import (
+    ChatContext,
+    ChatItem,
+    ChatMessage,
+    FunctionCall,
+    FunctionCallOutput,
+    diff,
+)
+from impl.fake_server import FakeServer, VirtualClock
+from impl.policy import DEFAULT_POLICY, POLICIES, Policy, policy
+from impl.session import RealtimeError, RealtimeSession
+from impl.three_way import ThreeWaySession
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "POLICIES",
+    "AgentActivity",
+    "ChatContext",
+    "ChatItem",
+    "ChatMessage",
+    "FakeServer",
+    "FunctionCall",
+    "FunctionCallOutput",
+    "Policy",
+    "RealtimeError",
+    "RealtimeSession",
+    "ThreeWaySession",
+    "VirtualClock",
+    "diff",
+    "policy",
+]

@@ -1,0 +1,1 @@
+"""Conformance: the implementation driven in lockstep with the model."""
