@@ -86,7 +86,9 @@ SITES: tuple[Site, ...] = (
         name="cleanup",
         summary="the push that removes never-played items after an interrupted generation",
         request=RequestSource.LOCAL_CONTEXT,
-        local_update=LocalUpdate.NONE,
+        # the never-played items are already absent from the local context; the
+        # played ones were upserted just before (in the model: `learn` moves)
+        local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, after an interruption",
     ),
     Site(

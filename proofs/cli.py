@@ -12,12 +12,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, cast
 
-from proofs import explore_cli
+from proofs import conform_cli, explore_cli
+from proofs.audit_cli import add_audit_parser
 from proofs.choices import UsageError
 
 #: Modules that add a subcommand; each has `register(subparsers) -> None`.
 COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     explore_cli.register,
+    add_audit_parser,
+    conform_cli.register,
 ]
 
 

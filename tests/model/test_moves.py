@@ -1,0 +1,148 @@
+"""Step semantics: what one model step does, checked against asyncio's rules."""
+
+from model import (
+    SCENARIOS_BY_NAME,
+    VARIANTS_BY_NAME,
+    Call,
+    Config,
+    Environment,
+    Move,
+    MoveKind,
+    Pc,
+    Scenario,
+    initial_state,
+    step,
+    successors,
+)
+from model.sites import LocalUpdate, RequestSource, Site
+
+
+def config(variant: str, scenario: str, env: Environment | None = None) -> Config:
+    sc = SCENARIOS_BY_NAME[scenario]
+    return Config(VARIANTS_BY_NAME[variant], sc, env if env is not None else sc.environment)
+
+
+def run(cfg: Config, *moves: Move):  # type: ignore[no-untyped-def]
+    state = initial_state(cfg)
+    for move in moves:
+        state = step(state, cfg, move)
+    return state
+
+
+def test_uncontended_call_snapshots_diffs_and_sends_in_one_step() -> None:
+    cfg = config("lock5", "overlapping-push")
+    state = run(cfg, Move(MoveKind.CALL, 0))
+    assert state.tasks[0].pc is Pc.WAIT_ACKS
+    assert state.activity_lock.owner == 0 and state.provider_lock.owner == 0
+    assert [op.item for op in state.to_server] == ["out1"]
+    assert state.local == ("msg0", "out1")  # tool outputs update the local context first
+
+
+def test_contended_activity_lock_blocks_before_the_snapshot() -> None:
+    cfg = config("lock5", "overlapping-push")
+    state = run(cfg, Move(MoveKind.CALL, 0), Move(MoveKind.CALL, 1))
+    assert state.tasks[1].pc is Pc.WAIT_ACTIVITY
+    assert state.tasks[1].request is None  # no snapshot taken yet
+    assert state.activity_lock.waiters == (1,)
+
+
+def test_unlocked_site_snapshots_then_waits_for_the_provider_lock() -> None:
+    cfg = config("unlocked", "overlapping-push")
+    state = run(cfg, Move(MoveKind.CALL, 0), Move(MoveKind.CALL, 1))
+    assert state.tasks[1].pc is Pc.WAIT_PROVIDER
+    assert state.tasks[1].request == ("msg0", "hello")
+
+
+def test_release_hands_the_lock_over_and_the_waiter_runs_later() -> None:
+    cfg = config("lock5", "overlapping-push")
+    state = run(
+        cfg,
+        Move(MoveKind.CALL, 0),
+        Move(MoveKind.CALL, 1),
+        Move(MoveKind.SERVER_APPLY, 0, "out1"),
+        Move(MoveKind.CLIENT_APPLY, 0, "out1"),
+        Move(MoveKind.RESUME, 0),
+    )
+    assert state.activity_lock.owner == 1
+    assert state.tasks[1].pc is Pc.WAIT_ACTIVITY  # handed over, not yet resumed
+    state = step(state, cfg, Move(MoveKind.WAKE, 1))
+    assert state.tasks[1].request == ("msg0", "out1", "hello")
+    assert not [op for op in state.to_server if op.kind.value == "delete"]
+
+
+def test_user_turn_updates_the_local_context_after_its_push() -> None:
+    cfg = config("lock5", "stale-replacement", Environment())
+    state = run(cfg, Move(MoveKind.CALL, 0))
+    assert "hello" not in state.local
+    state = run(
+        cfg,
+        Move(MoveKind.CALL, 0),
+        Move(MoveKind.SERVER_APPLY, 0, "hello"),
+        Move(MoveKind.CLIENT_APPLY, 0, "hello"),
+        Move(MoveKind.RESUME, 0),
+    )
+    assert state.local[-1] == "hello"
+
+
+def test_hoisted_user_turn_updates_the_local_context_before_its_push() -> None:
+    cfg = config("lock5-hoisted", "stale-replacement", Environment())
+    assert "hello" in run(cfg, Move(MoveKind.CALL, 0)).local
+
+
+def test_replacement_request_is_the_live_local_object_read_at_diff_time() -> None:
+    # the replacement waits for the activity lock; the user turn's upsert lands in
+    # the replacement's own object, so its diff keeps hello (livekit's aliasing)
+    cfg = config("lock5", "stale-replacement", Environment())
+    state = run(
+        cfg,
+        Move(MoveKind.CALL, 0),
+        Move(MoveKind.CALL, 1),
+        Move(MoveKind.SERVER_APPLY, 0, "hello"),
+        Move(MoveKind.CLIENT_APPLY, 0, "hello"),
+        Move(MoveKind.RESUME, 0),
+        Move(MoveKind.WAKE, 1),
+    )
+    assert state.tasks[1].request == ("msg0", "hello")
+    assert not state.to_server
+
+
+def test_timeout_releases_locks_and_leaves_ops_in_flight() -> None:
+    cfg = config("lock5", "overlapping-push", Environment(timeouts=True))
+    state = run(cfg, Move(MoveKind.CALL, 0), Move(MoveKind.TIMEOUT, 0))
+    assert state.tasks[0].pc is Pc.FAILED
+    assert state.activity_lock.free() and state.provider_lock.free()
+    assert [op.item for op in state.to_server] == ["out1"]
+
+
+def test_timeout_is_only_enabled_with_the_option() -> None:
+    cfg = config("lock5", "overlapping-push", Environment())
+    state = run(cfg, Move(MoveKind.CALL, 0))
+    assert all(move.kind is not MoveKind.TIMEOUT for move, _ in successors(state, cfg))
+
+
+def test_server_rejects_a_create_after_an_unknown_predecessor() -> None:
+    cfg = config("lock5", "overlapping-push")
+    state = initial_state(cfg)
+    from attrs import evolve
+
+    from model.state import Op, OpKind
+
+    state = evolve(state, to_server=(Op(OpKind.CREATE, "out1", "ghost", 0),))
+    after = step(state, cfg, Move(MoveKind.SERVER_APPLY, 0, "out1"))
+    assert after.server == state.server
+    assert after.to_client[-1].kind.value == "rejected"
+
+
+def test_a_new_site_is_one_more_record() -> None:
+    # a site found in real code, not in the catalog: a user turn that snapshots
+    # the live local context; the model needs no code for it
+    site = Site("text-from-local", "x", RequestSource.LOCAL_CONTEXT, LocalUpdate.BEFORE_PUSH)
+    scenario = Scenario(
+        "custom",
+        "x",
+        (Call("tool-outputs", adds=("out1",)), Call("text-from-local", adds=("t1",))),
+    )
+    cfg = Config(VARIANTS_BY_NAME["unlocked"], scenario, Environment(), extra_sites=(site,))
+    state = run(cfg, Move(MoveKind.CALL, 0), Move(MoveKind.CALL, 1))
+    assert state.local == ("msg0", "out1", "t1")
+    assert state.tasks[1].pc is Pc.WAIT_PROVIDER

@@ -1,0 +1,67 @@
+"""Hypothesis searches the model at random: it finds (and shrinks) the bugs of
+the failing variants, and finds nothing in the cells that hold."""
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Environment
+from model.environment import ALL
+from proofs.stateful import model_machine
+
+#: Budget for a cell expected to hold: 60 runs of up to 25 moves each (the
+#: longest counterexample in the catalog is 12 moves).
+HOLD_SETTINGS = settings(
+    max_examples=60,
+    stateful_step_count=25,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+FIND_SETTINGS = settings(
+    max_examples=1000,
+    report_multiple_bugs=False,
+    stateful_step_count=30,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def config(variant: str, scenario: str, env: Environment | None = None) -> Config:
+    sc = SCENARIOS_BY_NAME[scenario]
+    return Config(VARIANTS_BY_NAME[variant], sc, sc.environment if env is None else env)
+
+
+FAILING = [
+    ("unlocked", "overlapping-push", "out1"),
+    ("lock3", "replacement-first", "note1"),
+    ("lock3", "cleanup-during-tool-push", "asst1"),
+    ("lock5", "stale-replacement", "hello"),
+    ("lock5", "server-item-during-replacement", "call1"),
+    ("lock5", "spoken-during-tool-push", "out1"),
+]
+
+
+@pytest.mark.parametrize(("variant", "scenario", "item"), FAILING)
+def test_hypothesis_finds_and_shrinks_the_bug(variant: str, scenario: str, item: str) -> None:
+    cfg = config(variant, scenario)
+    with pytest.raises(AssertionError) as raised:
+        run_state_machine_as_test(model_machine(cfg), settings=FIND_SETTINGS)
+    message = str(raised.value)
+    assert f": {item}:" in message
+    moves = message.split(" after: ")[1].split(", ")
+    assert len(moves) <= 12, message  # shrunk to a short list of moves
+
+
+@pytest.mark.parametrize(
+    "scenario", ["overlapping-push", "replacement-first", "cleanup-during-tool-push"]
+)
+def test_lock5_holds_under_hypothesis(scenario: str) -> None:
+    run_state_machine_as_test(model_machine(config("lock5", scenario)), settings=HOLD_SETTINGS)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS_BY_NAME))
+def test_three_way_holds_under_hypothesis_in_every_environment(scenario: str) -> None:
+    cfg = config("three-way", scenario, ALL)
+    run_state_machine_as_test(model_machine(cfg), settings=HOLD_SETTINGS)
