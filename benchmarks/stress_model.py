@@ -1,0 +1,87 @@
+"""Every multiset of site calls of a given size, under every environment option,
+for the variants that should hold: does any of them fail?
+
+The catalog's scenarios have one or two calls; this widens the bound. It prints
+one line per combination and a summary; exit 1 when a variant expected to hold
+everywhere (by default `three-way`) fails anywhere.
+
+    python benchmarks/stress_model.py --calls 2
+    python benchmarks/stress_model.py --calls 3 --variant three-way --variant lock5
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+
+from model import VARIANTS_BY_NAME, Call, Config, Scenario, Verdict
+from model.environment import ALL
+from proofs.explore import explore
+
+#: The kinds of call a combination draws from; `{}` is the call's position.
+CALLS: dict[str, Call] = {
+    "tool": Call("tool-outputs", adds=("out{}",)),
+    "itool": Call("interrupted-tool-outputs", adds=("iout{}",)),
+    "user": Call("user-turn", adds=("hello{}",)),
+    "spoken": Call("spoken-message", adds=("spk{}",)),
+    "repl": Call("replacement", adds=("note{}",)),
+    "repl-drop": Call("replacement", drops=("msg0",)),
+    "cleanup": Call("cleanup", drops=("asst1",)),
+}
+
+
+def scenario(names: tuple[str, ...]) -> Scenario:
+    calls = tuple(
+        Call(CALLS[name].site, tuple(a.format(k) for a in CALLS[name].adds), CALLS[name].drops)
+        for k, name in enumerate(names)
+    )
+    return Scenario(
+        "+".join(names),
+        "stress",
+        calls,
+        server=("msg0", "asst1"),
+        local=("msg0",),
+        server_pool=("srv1",),
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2, help="calls per combination")
+    parser.add_argument("--variant", action="append", help="default: three-way")
+    args = parser.parse_args()
+    variants = [VARIANTS_BY_NAME[name] for name in (args.variant or ["three-way"])]
+    started = time.perf_counter()
+    failures = 0
+    largest = 0
+    combos = [
+        names
+        for names in itertools.combinations_with_replacement(sorted(CALLS), args.calls)
+        if names.count("cleanup") <= 1
+    ]
+    for names in combos:
+        for variant in variants:
+            result = explore(Config(variant, scenario(names), ALL))
+            largest = max(largest, result.states)
+            broken = [f for f in result.findings if f.verdict is Verdict.COUNTEREXAMPLE]
+            status = "holds" if not broken else "FAILS"
+            print(f"{variant.name:14} {'+'.join(names):28} {result.states:8} states  {status}")
+            for finding in broken:
+                assert finding.violation is not None and finding.trace is not None
+                print(f"    {finding.violation.describe()}")
+                print("    " + ", ".join(move.label() for move in finding.trace.moves))
+                if variant.name == "three-way":
+                    failures += 1
+            sys.stdout.flush()
+    seconds = time.perf_counter() - started
+    print(
+        f"{len(combos)} combinations x {len(variants)} variants, largest {largest} states, "
+        f"{seconds:.1f} s, three-way failures: {failures}"
+    )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+import json
+
+import pytest
+
+from proofs.cli import main
+
+
+def test_explore_whole_catalog_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore"]) == 0
+    assert "every verdict matched" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_explore_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["explore", "--variant", "unlocked", "--scenario", "overlapping-push", "--json"]) == 0
+    )
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["invariant"] for row in rows} == {"no-unintended-delete", "agreement-at-rest"}
+    row = rows[0]
+    for key in ("variant", "scenario", "verdict", "expected", "states", "depth", "trace"):
+        assert key in row
+    assert row["verdict"] == "counterexample" and row["depth"] == 6
+    assert row["trace"][-1]["site"] == "user-turn"
+    assert "delete out1" in row["trace"][-1]["text"]
+
+
+def test_explore_trace_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["explore", "--variant", "unlocked", "--scenario", "overlapping-push", "--trace"])
+    out = capsys.readouterr().out
+    assert "T1 user-turn: gets the lock; sends delete out1 (acknowledged" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["explore", "--variant", "nope"], "choose from: unlocked, lock3"),
+        (["explore", "--scenario", "nope"], "choose from: overlapping-push"),
+        (["explore", "--environment", "nope"], "stale-copies"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_argparse_errors_are_one_line_too(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explore", "--bogus"])
+    assert exit_info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from proofs.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name in commands:
+        with pytest.raises(SystemExit) as exit_info:
+            main([name, "--help"])
+        assert exit_info.value.code == 0
+        assert "example" in capsys.readouterr().out.lower(), name
