@@ -40,6 +40,7 @@ FAILING = [
     ("lock5", "stale-replacement", "hello"),
     ("lock5", "server-item-during-replacement", "call1"),
     ("lock5", "spoken-during-tool-push", "out1"),
+    ("lock5-hoisted", "stale-replacement", "hello"),
 ]
 
 
@@ -54,11 +55,17 @@ def test_hypothesis_finds_and_shrinks_the_bug(variant: str, scenario: str, item:
     assert len(moves) <= 12, message  # shrunk to a short list of moves
 
 
+@pytest.mark.parametrize("variant", ["lock5", "lock5-hoisted"])
 @pytest.mark.parametrize(
     "scenario", ["overlapping-push", "replacement-first", "cleanup-during-tool-push"]
 )
-def test_lock5_holds_under_hypothesis(scenario: str) -> None:
-    run_state_machine_as_test(model_machine(config("lock5", scenario)), settings=HOLD_SETTINGS)
+def test_the_five_locks_hold_under_hypothesis(variant: str, scenario: str) -> None:
+    run_state_machine_as_test(model_machine(config(variant, scenario)), settings=HOLD_SETTINGS)
+
+
+def test_lock3_holds_the_seed_case_under_hypothesis() -> None:
+    cfg = config("lock3", "overlapping-push")
+    run_state_machine_as_test(model_machine(cfg), settings=HOLD_SETTINGS)
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS_BY_NAME))
