@@ -3,8 +3,9 @@
 1. No unintended delete: no push ever sends a delete for an item that has been
    acknowledged unless that push intends to remove it.
 2. Agreement at rest: when nothing is in flight, (a) every item the local
-   context holds that ever reached the server is on the server, and (b) no item
-   a delete removed from the server is back on it.
+   context holds that was pushed (it reached the server, or the server refused
+   its create because the item it was to follow had been deleted) is on the
+   server, and (b) no item a delete removed from the server is back on it.
 
 Clause (b) is ours: the design's wording of (2) is (a) alone, which misses the
 seed's cleanup finding (a late tool push re-creating a never-played item that
@@ -53,7 +54,8 @@ def agreement_at_rest(state: State, config: Config) -> Violation | None:
     if not state.at_rest():
         return None
     for item in state.local:
-        if item in state.reached and item not in state.server:
+        pushed = item in state.reached or item in state.refused
+        if pushed and item not in state.server:
             deleters = sorted(task for task, deleted, _ in state.deletes_sent if deleted == item)
             task = deleters[0] if deleters else None
             site = config.call(task).site if task is not None else None

@@ -217,8 +217,11 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
         ops = mirror_diff(state.mirror, request, index)
     keys = frozenset(op.key for op in ops)
     assert len(keys) == len(ops), "a push sends one op per (kind, item)"
-    for other, other_task in enumerate(state.tasks):
-        assert other == index or not (other_task.pending & keys), "acks are keyed by item"
+    if not config.three_way():
+        # the provider lock admits one waiting push at a time, so acks keyed by
+        # item id (as the real session keys its futures) are never ambiguous
+        for other, other_task in enumerate(state.tasks):
+            assert other == index or not (other_task.pending & keys), "acks keyed by item"
     deletes = frozenset(
         (index, op.item, op.item in state.acked) for op in ops if op.kind is OpKind.DELETE
     )
@@ -321,8 +324,11 @@ def _server_apply(state: State) -> State:
             removed=state.removed | {op.item},
             to_client=(*state.to_client, Event(EventKind.DELETED, op.item, task=op.task)),
         )
-    if op.item in server or (op.after is not None and op.after not in server):
+    if op.item in server:
         return _reject(state, op)
+    if op.after is not None and op.after not in server:
+        refused = state.refused | {op.item} if op.after in state.removed else state.refused
+        return evolve(_reject(state, op), refused=refused)
     placed = insert_after(server, op.item, op.after)
     recreated = (
         state.recreated | {(op.task, op.item)} if op.item in state.removed else state.recreated
@@ -380,15 +386,19 @@ def _client_apply(state: State, three_way: bool) -> State:
         key = (event.op, event.item)
     if event.task is None:
         return state
+    # the mirror-diff session resolves an ack by (kind, item), whoever sent the op,
+    # as the real session's futures do; the three-way session keys acks by op
     tasks = tuple(
         evolve(task, pending=task.pending - {key})
-        if task.pc is Pc.WAIT_ACKS and key in task.pending
+        if task.pc is Pc.WAIT_ACKS
+        and key in task.pending
+        and (not three_way or index == event.task)
         else task
-        for task in state.tasks
+        for index, task in enumerate(state.tasks)
     )
     outstanding = state.outstanding
     for position, op in enumerate(outstanding):
-        if op.key == key:
+        if op.key == key and op.task == event.task:
             outstanding = outstanding[:position] + outstanding[position + 1 :]
             break
     return evolve(state, tasks=tasks, outstanding=outstanding)

@@ -140,6 +140,9 @@ class State:
     removed: frozenset[str] = frozenset()
     #: Every delete sent: (task, item, whether the item was acknowledged then).
     deletes_sent: frozenset[tuple[int, str, bool]] = frozenset()
+    #: Items whose create the server refused because the item it was to go after
+    #: had been deleted from the server: pushed, yet never to arrive.
+    refused: frozenset[str] = frozenset()
     #: Creates the server applied for an item it had removed before: (task, item).
     recreated: frozenset[tuple[int, str]] = frozenset()
 

@@ -115,6 +115,14 @@ _LOCK_CANNOT_FIX: tuple[KnownFailure, ...] = (
         "the model's item, deleted by the replacement, is never restored",
     ),
     KnownFailure(
+        "cleanup-during-tool-push",
+        _INV2,
+        _TIMEOUTS,
+        "the cleanup's ack times out and releases the lock while its delete is in flight; "
+        "the tool push snapshots a mirror that still has the deleted item, anchors its "
+        "output on it, and the server refuses the create",
+    ),
+    KnownFailure(
         "spoken-during-tool-push",
         _INV1,
         BASE,
