@@ -6,10 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from model import Config, Environment
+from model import Config, Environment, Site
 from proofs import choices
 from proofs.explore import Exploration, explore
 from proofs.render import trace_json, trace_lines
+from proofs.site_file import SiteFileError, load_sites, pair_scenarios
 
 _EXAMPLE = "example: ackguard explore --variant lock3 --scenario replacement-first --trace"
 
@@ -33,23 +34,41 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="base, all, or options joined by '+' (stale-copies, server-items, timeouts, "
         "rejections)",
     )
+    parser.add_argument(
+        "--sites",
+        metavar="FILE",
+        help="site records (as `ackguard audit --emit-sites` writes them): check every pair "
+        "of them under the lock discipline the file records, instead of the catalog",
+    )
     parser.add_argument("--trace", action="store_true", help="print each counterexample")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    variants = choices.variants(args.variant)
-    scenarios = choices.scenarios(args.scenario)
     forced: Environment | None = None
     if args.environment is not None:
         forced = choices.environments([args.environment])[0]
+    extra_sites: tuple[Site, ...] = ()
+    if args.sites is not None:
+        if args.variant or args.scenario:
+            raise choices.UsageError("--sites checks its own sites; drop --variant/--scenario")
+        try:
+            spec = load_sites(args.sites)
+        except SiteFileError as error:
+            raise choices.UsageError(str(error)) from None
+        variants = [spec.variant()]
+        scenarios = pair_scenarios(spec)
+        extra_sites = spec.sites
+    else:
+        variants = choices.variants(args.variant)
+        scenarios = choices.scenarios(args.scenario)
     rows: list[dict[str, Any]] = []
     results: list[Exploration] = []
     for variant in variants:
         for scenario in scenarios:
             environment = forced if forced is not None else scenario.environment
-            result = explore(Config(variant, scenario, environment))
+            result = explore(Config(variant, scenario, environment, extra_sites))
             results.append(result)
             rows.extend(_rows(result))
     matched = all(row["verdict"] == row["expected"] for row in rows)
@@ -59,10 +78,20 @@ def run(args: argparse.Namespace) -> int:
         _print_table(rows, results, args.trace)
         total = sum(result.states for result in results)
         seconds = sum(result.seconds for result in results)
-        print(
-            f"{'every verdict matched' if matched else 'SOME VERDICTS DID NOT MATCH'} the "
-            f"catalog's expectation ({len(rows)} cells, {total} states, {seconds:.2f} s)"
-        )
+        counts = f"({len(rows)} cells, {total} states, {seconds:.2f} s)"
+        if args.sites is not None:
+            broken = sum(row["verdict"] == "counterexample" for row in rows)
+            print(
+                f"every pair of sites in {args.sites} keeps both invariants {counts}"
+                if matched
+                else f"{broken} cells have counterexamples: the lock discipline in "
+                f"{args.sites} does not keep the invariants {counts}"
+            )
+        else:
+            print(
+                f"{'every verdict matched' if matched else 'SOME VERDICTS DID NOT MATCH'} the "
+                f"catalog's expectation {counts}"
+            )
     return 0 if matched else 1
 
 
