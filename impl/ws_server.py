@@ -94,6 +94,9 @@ class Conversation:
     reached: set[str] = field(factory=set)
     #: Items a delete removed.
     removed: set[str] = field(factory=set)
+    #: Items whose create was refused because the item it was to follow had been
+    #: deleted: pushed, yet never to arrive (they count as pushed for invariant 2).
+    refused: set[str] = field(factory=set)
     #: Items a create brought back after a delete had removed them.
     recreated: list[str] = field(factory=list)
     #: Client events received, and of those applied or rejected.
@@ -261,6 +264,8 @@ class _Connection:
         else:
             found = conversation._index(str(previous))
             if found is None:
+                if str(previous) in conversation.removed:
+                    conversation.refused.add(item_id)
                 self.error(
                     event_id, UNKNOWN_PREVIOUS, f"Previous item with id '{previous}' not found."
                 )

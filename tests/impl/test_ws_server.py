@@ -203,3 +203,15 @@ async def _until_closed(recv: Callable[[], Awaitable[object]]) -> None:
     with pytest.raises(ConnectionClosed):
         for _ in range(10):
             await recv()
+
+
+def test_a_create_after_a_deleted_item_is_refused_and_recorded() -> None:
+    async def scenario() -> None:
+        async with client() as (server, ws, session_id):
+            await ask(ws, create("e1", "a"))
+            await ask(ws, {"type": "conversation.item.delete", "event_id": "e2", "item_id": "a"})
+            answer = await ask(ws, create("e3", "b", "a"))
+            assert answer["type"] == "error" and answer["error"]["event_id"] == "e3"
+            assert server.conversations[session_id].refused == {"b"}
+
+    run(scenario())
