@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, cast
 
-from proofs import conform_cli, explore_cli
+from proofs import conform_cli, demo_cli, explore_cli
 from proofs.audit_cli import add_audit_parser
 from proofs.choices import UsageError
 
@@ -21,6 +21,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
     explore_cli.register,
     add_audit_parser,
     conform_cli.register,
+    demo_cli.register,
 ]
 
 

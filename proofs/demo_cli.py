@@ -1,0 +1,131 @@
+"""`ackguard demo`: every variant against a real loopback websocket server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+
+from impl.policy import POLICIES
+from impl.ws_server import LoopbackServer
+from proofs import choices
+from proofs.demo import DEMO_ENVIRONMENT, Tally, run_demo
+
+_EXAMPLE = "example: ackguard demo --variant unlocked --variant three-way --turns 5"
+
+_LEGEND = (
+    "lost: items the local context keeps that are gone from the server (at rest after a turn)\n"
+    "unintended deletes: deletes of acknowledged items that no push meant to remove; "
+    "moves: the same push re-created the item\n"
+    "resurrected: items a delete removed that a later create put back\n"
+    "push: time from a site's call to its return"
+)
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="run each variant over a real loopback websocket and count lost items",
+        description=(
+            "Start a loopback websocket server that speaks the item events of the OpenAI "
+            "realtime protocol (on 127.0.0.1, a free port), and run the same short randomized "
+            "conversation against each variant: every turn a tool-output push and a text user "
+            "turn that overlap, plus random replacements from stale copies, cleanups of "
+            "never-played items and the model's own items. Prints per variant the items lost, "
+            "the deletes no one intended and push latency percentiles. Exit status 1 when "
+            "three-way loses anything."
+        ),
+        epilog=_EXAMPLE,
+    )
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable; all if none")
+    parser.add_argument("--turns", type=choices.positive_int, default=8, metavar="N")
+    parser.add_argument(
+        "--latency-ms", type=_milliseconds, default=20.0, metavar="L", help="per message, one way"
+    )
+    parser.add_argument(
+        "--jitter-ms", type=_milliseconds, default=5.0, metavar="J", help="uniform, +/-"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variants = [variant.name for variant in choices.variants(args.variant)]
+    missing = [name for name in variants if name not in POLICIES]
+    if missing:
+        raise choices.UsageError(f"variant {missing[0]!r} has no implementation in impl")
+    urls: list[str] = []
+
+    def note(server: LoopbackServer) -> None:
+        urls.append(server.url)
+
+    tallies = asyncio.run(
+        run_demo(
+            variants,
+            turns=args.turns,
+            latency=args.latency_ms / 1000,
+            jitter=args.jitter_ms / 1000,
+            seed=args.seed,
+            on_server=note,
+        )
+    )
+    if args.json:
+        print(json.dumps([tally.as_json() for tally in tallies], indent=2))
+    else:
+        print(
+            f"{args.turns} turns per variant against the loopback server at {urls[0]}, "
+            f"{args.latency_ms:g} ms +/- {args.jitter_ms:g} ms per message, seed {args.seed}, "
+            f"environment {DEMO_ENVIRONMENT.name}"
+        )
+        print()
+        _print_table(tallies)
+        print()
+        print(_LEGEND)
+    broken = [t for t in tallies if t.variant == "three-way" and (t.lost or t.unintended)]
+    return 1 if broken else 0
+
+
+def _print_table(tallies: list[Tally]) -> None:
+    header = (
+        "variant",
+        "pushes",
+        "lost",
+        "unintended deletes (moves)",
+        "resurrected",
+        "push p50 ms",
+        "p90",
+        "p99",
+    )
+    rows = [header]
+    for tally in tallies:
+        summary = tally.as_json()
+        latency = summary["push_ms"]
+        rows.append(
+            (
+                tally.variant,
+                str(tally.pushes),
+                str(tally.lost),
+                f"{tally.unintended} ({tally.moves})",
+                str(tally.resurrected),
+                f"{latency['p50']:.1f}",
+                f"{latency['p90']:.1f}",
+                f"{latency['p99']:.1f}",
+            )
+        )
+    widths = [max(len(row[col]) for row in rows) for col in range(len(header))]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        print("  ".join(cells))
