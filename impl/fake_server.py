@@ -125,6 +125,9 @@ class FakeServer:
         self.removed: set[str] = set()
         #: (sender, item, whether the client had seen the item acknowledged when sent)
         self.deletes_sent: list[tuple[Origin | None, str, bool]] = []
+        #: Items whose create was refused because the item it was to follow had
+        #: been deleted: pushed, yet never to arrive.
+        self.refused: set[str] = set()
         #: (sender, item): creates applied for an item a delete had removed.
         self.recreated: list[tuple[Origin | None, str]] = []
         #: How many items the model created.
@@ -186,6 +189,8 @@ class FakeServer:
             self._emit(ErrorEvent(op.event_id, f"item {item.id} already exists"), sent)
             return
         if op.previous_id is not None and op.previous_id not in self.conversation:
+            if op.previous_id in self.removed:
+                self.refused.add(item.id)
             self._emit(ErrorEvent(op.event_id, f"previous item {op.previous_id} not found"), sent)
             return
         self.conversation.insert_after(item, op.previous_id)

@@ -18,7 +18,7 @@ import contextlib
 import contextvars
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from attrs import frozen
 
@@ -222,10 +222,16 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return self.call_soon(callback, *args, context=context)
 
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any, **kw: Any):  # type: ignore[no-untyped-def, override]
-        raise LoopError("virtual time: this loop has no timers (use the VirtualClock)")
+        return self._no_timers()
 
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, **kw: Any):  # type: ignore[no-untyped-def, override]
-        raise LoopError("virtual time: this loop has no timers (use the VirtualClock)")
+        return self._no_timers()
+
+    def _no_timers(self) -> NoReturn:
+        """Reported by `run_until_blocked` even when the task that asked swallows it."""
+        error = LoopError("virtual time: this loop has no timers (use the VirtualClock)")
+        self._errors.append({"message": str(error), "exception": error})
+        raise error
 
     def time(self) -> float:
         return 0.0
