@@ -1,0 +1,99 @@
+"""The implementation against the model: every catalog cell, every explorer trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from model import (
+    INTERNAL_MOVES,
+    SCENARIOS,
+    SCENARIOS_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Invariant,
+    Scenario,
+    Variant,
+    Verdict,
+)
+from model.environment import ALL
+from proofs.conformance.exhaustive import exhaust
+from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled
+from proofs.conformance.run import check_cell
+from proofs.conformance.steps import parse_steps, single_steps
+from proofs.explore import explore
+from tests.conformance.conftest import CELLS, cell_id, own
+from tests.conformance.mutants import MirrorAtSend
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
+def test_every_cell_behaves_as_the_catalog_expects(cell: tuple[Variant, Scenario]) -> None:
+    """Exhaustive to full depth under the scenario's own environment: no mismatch,
+    and the implementation breaks exactly the invariants the catalog expects, each
+    the way the model's shortest counterexample does."""
+    report = check_cell(own(*cell))
+    assert not report.mismatches, report.mismatches[0].detail
+    assert not report.exhaustion.truncated
+    expected = {
+        inv
+        for inv in Invariant
+        if cell[0].expected(cell[1].name, cell[1].environment, inv) is Verdict.COUNTEREXAMPLE
+    }
+    assert set(report.exhaustion.violations) == expected
+    assert all(v.same_as_model for v in report.violations)
+    assert all(trace.reproduced for trace in report.traces)
+    assert report.as_expected
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
+def test_every_explorer_counterexample_under_all_options_is_the_same_bug(
+    cell: tuple[Variant, Scenario],
+) -> None:
+    config = Config(cell[0], cell[1], ALL)
+    for finding in explore(config).findings:
+        if finding.trace is None or finding.violation is None:
+            continue
+        stimuli = [move for move in finding.trace.moves if move.kind not in INTERNAL_MOVES]
+        run = Lockstep.replay(config, single_steps(stimuli))
+        found = run.violations[finding.invariant]
+        assert (found.item, found.task, found.site) == (
+            finding.violation.item,
+            finding.violation.task,
+            finding.violation.site,
+        )
+
+
+def test_three_way_conforms_and_holds_under_every_option_at_full_depth() -> None:
+    for scenario in SCENARIOS:
+        result = exhaust(Config(VARIANTS_BY_NAME["three-way"], scenario, ALL), depth=12)
+        assert not result.mismatches, result.mismatches[0].detail
+        assert not result.violations and not result.truncated
+
+
+@pytest.mark.parametrize("variant", ["lock5", "lock3"])
+def test_locked_variants_conform_under_every_option(variant: str) -> None:
+    for scenario in SCENARIOS:
+        config = Config(VARIANTS_BY_NAME[variant], scenario, ALL)
+        result = exhaust(config, depth=6)
+        assert not result.mismatches, result.mismatches[0].detail
+        for invariant in result.violations:
+            assert config.variant.expected(scenario.name, ALL, invariant) is Verdict.COUNTEREXAMPLE
+
+
+def test_a_stimulus_the_model_does_not_allow_is_refused() -> None:
+    config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["overlapping-push"])
+    with pytest.raises(NotEnabled, match="server-apply"):
+        Lockstep.replay(config, parse_steps("server-apply T0 out1"))
+
+
+def test_a_mismatch_says_what_differs_and_after_which_steps() -> None:
+    config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["overlapping-push"])
+    from proofs.conformance.impl_adapter import ImplAdapter
+
+    with pytest.raises(Mismatch) as caught:
+        Lockstep.replay(
+            config,
+            parse_steps("call T0"),
+            ImplAdapter.factory(session_factory=MirrorAtSend),
+        )
+    assert "mirror: model [msg0], implementation [msg0, out1]" in caught.value.detail
+    assert "after: call T0" in str(caught.value)
