@@ -37,6 +37,8 @@ class Exhaustion:
     sequences: int
     #: Stimuli given to the implementation, replays included.
     stimuli: int
+    #: Model moves those stood for (stimuli plus the internal moves in between).
+    model_moves: int
     mismatches: tuple[Failure, ...]
     #: The shortest sequence breaking each invariant, in the implementation.
     violations: dict[Invariant, FoundViolation]
@@ -67,6 +69,7 @@ def exhaust(
         depth,
         explorer.sequences,
         explorer.stimuli,
+        explorer.model_moves,
         tuple(explorer.mismatches),
         explorer.violations,
         explorer.truncated,
@@ -84,6 +87,7 @@ class _Explorer:
         self.max_mismatches = max_mismatches
         self.sequences = 0
         self.stimuli = 0
+        self.model_moves = 0
         self.truncated = False
         self.mismatches: list[Failure] = []
         self.violations: dict[Invariant, FoundViolation] = {}
@@ -105,7 +109,7 @@ class _Explorer:
                 continue
             try:
                 self.stimuli += 1
-                child.apply(step)
+                self.model_moves += child.apply(step)
             except (Mismatch, NotEnabled) as error:
                 detail = error.detail if isinstance(error, Mismatch) else str(error)
                 self.mismatches.append(Failure((*prefix, step), detail))
@@ -123,7 +127,7 @@ class _Explorer:
             run = Lockstep(self.config, self.factory)
             for step in prefix:
                 self.stimuli += 1
-                run.apply(step)
+                self.model_moves += run.apply(step)
         except (Mismatch, NotEnabled) as error:
             self.mismatches.append(
                 Failure(prefix, f"the implementation is not deterministic on replay: {error}")

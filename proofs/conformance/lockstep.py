@@ -48,7 +48,7 @@ from proofs.conformance.adapter import Adapter, AdapterFactory, Observation
 from proofs.conformance.checks import impl_violations
 from proofs.conformance.impl_adapter import impl_adapter
 from proofs.conformance.loop import Fifo, Replay, Schedule, Scheduler, new_loop
-from proofs.conformance.steps import Step, format_steps
+from proofs.conformance.steps import Step, format_steps, single_steps
 
 STIMULI: frozenset[MoveKind] = frozenset(MoveKind) - INTERNAL_MOVES
 
@@ -97,7 +97,7 @@ class ModelSide:
         self.config = config
         self._canonical: dict[State, State] = {}
         self._successors: dict[int, tuple[tuple[Move, State], ...]] = {}
-        self._closures: dict[int, frozenset[State]] = {}
+        self._closures: dict[int, dict[State, int]] = {}
 
     def canonical(self, state: State) -> State:
         return self._canonical.setdefault(state, state)
@@ -125,34 +125,36 @@ class ModelSide:
                 return successor
         raise NotEnabled(f"{move.label()} is not enabled")
 
-    def closure(self, state: State) -> frozenset[State]:
-        """Every state reachable from `state` by internal moves alone, `state` included."""
+    def closure(self, state: State) -> dict[State, int]:
+        """Every state reachable from `state` by internal moves alone, `state` included,
+        with how many internal moves it takes."""
         state = self.canonical(state)
         found = self._closures.get(id(state))
         if found is None:
-            seen = {state}
+            found = {state: 0}
             queue = deque([state])
             while queue:
                 current = queue.popleft()
                 for move, successor in self.successors(current):
-                    if move.kind in INTERNAL_MOVES and successor not in seen:
-                        seen.add(successor)
+                    if move.kind in INTERNAL_MOVES and successor not in found:
+                        found[successor] = found[current] + 1
                         queue.append(successor)
-            found = frozenset(seen)
             self._closures[id(state)] = found
         return found
 
-    def after_burst(self, state: State, moves: Sequence[Move]) -> frozenset[State]:
+    def after_burst(self, state: State, moves: Sequence[Move]) -> dict[State, int]:
         """States reached by applying every move of `moves` once, in any order the
-        model allows, interleaved with internal moves."""
+        model allows, interleaved with internal moves (with how many of those)."""
         start = (state, tuple(sorted(moves, key=_move_key)))
-        seen = {start}
+        seen = {start: 0}
         queue = deque([start])
-        ends: set[State] = set()
+        ends: dict[State, int] = {}
         while queue:
             current, left = queue.popleft()
             if not left:
-                ends |= self.closure(current)
+                for end, internal in self.closure(current).items():
+                    total = seen[(current, left)] + internal
+                    ends[end] = min(total, ends.get(end, total))
                 continue
             for move, successor in self.successors(current):
                 if move.kind in INTERNAL_MOVES:
@@ -164,9 +166,9 @@ class ModelSide:
                 else:
                     continue
                 if nxt not in seen:
-                    seen.add(nxt)
+                    seen[nxt] = seen[(current, left)] + (move.kind in INTERNAL_MOVES)
                     queue.append(nxt)
-        return frozenset(ends)
+        return ends
 
 
 def _move_key(move: Move) -> tuple[str, int, str]:
@@ -259,6 +261,8 @@ class Lockstep:
         self.loop = new_loop(scheduler if scheduler is not None else Fifo())
         self.steps: list[Step] = []
         self.violations: dict[Invariant, FoundViolation] = {}
+        #: Model moves this run stood for: stimuli plus the internal moves between.
+        self.model_moves = 0
         with self.loop.running():
             self.adapter = factory(config)
         start = initial_state(config)
@@ -278,6 +282,19 @@ class Lockstep:
             run.apply(step)
         return run
 
+    @classmethod
+    def replay_moves(
+        cls,
+        config: Config,
+        moves: Iterable[Move],
+        factory: AdapterFactory = impl_adapter,
+    ) -> Lockstep:
+        """Replay a model trace (the explorer's or z3's `Move` tuples): its stimuli one
+        at a time; its WAKE and RESUME moves the implementation makes on its own."""
+        return cls.replay(
+            config, single_steps(m for m in moves if m.kind not in INTERNAL_MOVES), factory
+        )
+
     def enabled(self) -> list[Move]:
         """The stimuli the model allows now."""
         return self.model.stimuli(self.state)
@@ -285,8 +302,9 @@ class Lockstep:
     def step(self, move: Move, schedule: Schedule | str = "") -> None:
         self.apply(Step((move,), _schedule(schedule)))
 
-    def apply(self, step: Step) -> None:
-        """Give the step's stimuli, run the loop with its schedule, compare."""
+    def apply(self, step: Step) -> int:
+        """Give the step's stimuli, run the loop with its schedule, compare; the
+        number of model moves (stimuli and internal moves) the step stood for."""
         enabled = self.enabled()
         for move in step.moves:
             if move not in enabled:
@@ -304,6 +322,9 @@ class Lockstep:
         else:
             expected = self.model.after_burst(self.state, step.moves)
         self.observation = self._settle(expected, step.schedule)
+        taken = len(step.moves) + expected[self.state]
+        self.model_moves += taken
+        return taken
 
     def close(self) -> None:
         with self.loop.running():
@@ -313,7 +334,7 @@ class Lockstep:
 
     # -- comparing ------------------------------------------------------------------
 
-    def _settle(self, expected: frozenset[State], schedule: Schedule | None = None) -> Observation:
+    def _settle(self, expected: dict[State, int], schedule: Schedule | None = None) -> Observation:
         if schedule is not None and schedule.choices:
             previous = self.loop.scheduler
             self.loop.scheduler = Replay(schedule)
@@ -372,7 +393,7 @@ def _schedule(schedule: Schedule | str) -> Schedule:
 # -- explaining a mismatch ----------------------------------------------------------------
 
 
-def explain(got: State, expected: frozenset[State]) -> str:
+def explain(got: State, expected: Iterable[State]) -> str:
     """What differs between the implementation's state and the nearest model state."""
     best = min(expected, key=lambda state: (len(_differences(got, state)), repr(state)))
     lines = [

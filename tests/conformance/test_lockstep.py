@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from model import (
-    INTERNAL_MOVES,
     SCENARIOS,
     SCENARIOS_BY_NAME,
     VARIANTS_BY_NAME,
@@ -19,7 +18,7 @@ from model.environment import ALL
 from proofs.conformance.exhaustive import exhaust
 from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled
 from proofs.conformance.run import check_cell
-from proofs.conformance.steps import parse_steps, single_steps
+from proofs.conformance.steps import parse_steps
 from proofs.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
 from tests.conformance.mutants import MirrorAtSend
@@ -52,8 +51,9 @@ def test_every_explorer_counterexample_under_all_options_is_the_same_bug(
     for finding in explore(config).findings:
         if finding.trace is None or finding.violation is None:
             continue
-        stimuli = [move for move in finding.trace.moves if move.kind not in INTERNAL_MOVES]
-        run = Lockstep.replay(config, single_steps(stimuli))
+        run = Lockstep.replay_moves(config, finding.trace.moves)
+        # the trace's WAKE and RESUME moves happened on their own, and perhaps more
+        assert run.model_moves >= len(finding.trace.moves)
         found = run.violations[finding.invariant]
         assert (found.item, found.task, found.site) == (
             finding.violation.item,
