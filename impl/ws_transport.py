@@ -19,6 +19,7 @@ import contextlib
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -155,6 +156,10 @@ class WebSocketTransport:
         self.deletes_sent: list[tuple[Origin | None, str, bool]] = []
         #: (sender, item) for each create sent.
         self.creates_sent: list[tuple[Origin | None, str]] = []
+        #: Called with each op as it is handed to `send` (to time it, say).
+        self.on_send: list[Callable[[ClientOp], None]] = []
+        #: Called with each item event as `recv` hands it to the session.
+        self.on_recv: list[Callable[[ServerEvent], None]] = []
         #: Ops handed to `send`, and item events handed out by `recv`.
         self.sent = 0
         self.received = 0
@@ -198,6 +203,8 @@ class WebSocketTransport:
         else:
             self.creates_sent.append((_current_task(), op.item.id))
         self.sent += 1
+        for listener in self.on_send:
+            listener(op)
         self._note("->", op)
         self._outgoing.put_nowait(json.dumps(op_to_json(op)))
 
@@ -217,6 +224,8 @@ class WebSocketTransport:
                 for future in self._watches.pop(event.item.id, ()):
                     if not future.done():
                         future.set_result(event.item)
+            for listener in self.on_recv:
+                listener(event)
             return event
 
     # -- for harnesses ------------------------------------------------------------------
@@ -228,8 +237,25 @@ class WebSocketTransport:
         self._watches.setdefault(item_id, []).append(future)
         return future
 
-    def outgoing_empty(self) -> bool:
-        return self._outgoing.empty()
+    async def drained(self, expected: int) -> None:
+        """Wait until `recv` has handed out `expected` item events in all.
+
+        The loopback server answers every op with exactly one event, so with
+        `expected` = ops sent + items the model added, nothing is in flight.
+        """
+        if self.received >= expected:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def count(_: ServerEvent) -> None:
+            if self.received >= expected and not done.done():
+                done.set_result(None)
+
+        self.on_recv.append(count)
+        try:
+            await done
+        finally:
+            self.on_recv.remove(count)
 
     async def aclose(self) -> None:
         """Stop writing and close the socket; idempotent. Close the session first."""

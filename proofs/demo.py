@@ -39,8 +39,8 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from impl.activity import AgentActivity
-from impl.chat_context import ChatItem, ChatMessage, FunctionCall, FunctionCallOutput
+from impl.activity import AgentActivity, PushSession
+from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCall, FunctionCallOutput
 from impl.policy import POLICIES, Policy, SessionKind
 from impl.probe import Phase
 from impl.session import RealtimeSession
@@ -183,6 +183,23 @@ def plan_round(
 # -- one connection ---------------------------------------------------------------------
 
 
+class Pipelined:
+    """A three-way session whose pushes return once their ops are sent: the site
+    may then ask for a reply at once, relying on the socket's order."""
+
+    def __init__(self, session: ThreeWaySession) -> None:
+        self._session = session
+
+    @property
+    def chat_ctx(self) -> ChatContext:
+        return self._session.chat_ctx
+
+    async def update_chat_ctx(
+        self, chat_ctx: ChatContext, *, base: frozenset[str] | None = None
+    ) -> None:
+        await self._session.update_chat_ctx(chat_ctx, base=base, wait=False)
+
+
 @frozen
 class Finding:
     """One invariant breach, with the round and the socket's recent interleaving."""
@@ -229,8 +246,13 @@ class Agent:
         *,
         ack_timeout: float = 5.0,
         trace: int = 0,
+        pipelined: bool = False,
     ) -> Agent:
+        """Connect; with `pipelined` (three-way only) every push returns as soon as
+        its ops are sent, relying on the socket's order, instead of awaiting acks."""
         policy = POLICIES[variant]
+        if pipelined and policy.session is not SessionKind.THREE_WAY:
+            raise ValueError("only a three-way session can push without awaiting its acks")
         transport = await WebSocketTransport.connect(server.url, trace=trace)
         session: RealtimeSession | ThreeWaySession
         if policy.session is SessionKind.THREE_WAY:
@@ -238,7 +260,11 @@ class Agent:
         else:
             session = RealtimeSession(transport, ack_timeout=ack_timeout)
         session.start()
-        activity = AgentActivity(session, policy=policy)
+        pushes: PushSession = session
+        if pipelined:
+            assert isinstance(session, ThreeWaySession)
+            pushes = Pipelined(session)
+        activity = AgentActivity(pushes, policy=policy)
         conversation = server.conversations[transport.session_id]
         return cls(policy, server, transport, session, activity, conversation)
 
@@ -326,20 +352,18 @@ class Agent:
     # -- at rest -------------------------------------------------------------------
 
     def at_rest(self) -> bool:
+        """No op and no event in flight: the server answers each op with one event,
+        so every op sent and every item the model added has its event in."""
         conversation, transport = self.conversation, self.transport
         return (
-            transport.outgoing_empty()
-            and conversation.received == transport.sent
-            and conversation.quiet()
-            # every event the server emitted but session.created reached the session
-            and transport.received == conversation.emitted - 1
+            transport.received == transport.sent + conversation.model_items and conversation.quiet()
         )
 
     async def settle(self, timeout: float = 30.0) -> None:
         """Wait until no op and no event is in flight."""
         async with asyncio.timeout(timeout):
-            while not self.at_rest():
-                await asyncio.sleep(0.001)
+            await self.transport.drained(self.transport.sent + self.conversation.model_items)
+        assert self.at_rest(), "the server sent an event the harness did not expect"
 
     def check(self, plan: Round | None = None) -> None:
         """Judge the invariants now (the caller has settled)."""
@@ -515,6 +539,7 @@ __all__ = [
     "Action",
     "Agent",
     "Finding",
+    "Pipelined",
     "Round",
     "Tally",
     "percentile",
