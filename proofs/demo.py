@@ -236,6 +236,11 @@ class Agent:
     moves: int = 0
     findings: list[Finding] = field(factory=list)
     pushes: int = 0
+    #: When set, each push draws its ack timeout from these (seconds): the one in
+    #: place when the push starts waiting applies, so some pushes give up and
+    #: others do not.
+    ack_timeouts: tuple[float, ...] = ()
+    rng: random.Random = field(factory=random.Random)
     _deletes_checked: int = 0
 
     @classmethod
@@ -313,7 +318,8 @@ class Agent:
             if action.drop and len(copy):
                 copy.remove(random.Random(action.item).choice(copy.ids()))
             copy.upsert(ChatMessage(action.item, "system", "a note from the application"))
-            await until(action.at)
+            if action.copy_at < action.at:  # a stale copy; else copy and call are one step
+                await until(action.at)
             await self.timed("replacement", copy.dropped, self.activity.update_chat_ctx(copy))
             return
         await until(action.at)
@@ -343,6 +349,8 @@ class Agent:
         """Run one site call in this task, recording its intent and its latency."""
         self.calls[asyncio.current_task()] = (site, intent)
         self.pushes += 1
+        if self.ack_timeouts:
+            self.session.ack_timeout = self.rng.choice(self.ack_timeouts)
         started = time.perf_counter()
         await call
         elapsed = time.perf_counter() - started
