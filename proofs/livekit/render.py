@@ -1,0 +1,76 @@
+"""Tables for a release report (the JSON of `proofs.livekit.report`), for people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _yes(value: bool | None) -> str:
+    return "n/a" if value is None else ("yes" if value else "NO")
+
+
+def _broken(scenario: dict[str, Any]) -> str:
+    parts = []
+    if scenario["lost"]:
+        parts.append("lost " + ", ".join(scenario["lost"]))
+    if scenario["recreated"]:
+        parts.append("re-created " + ", ".join(scenario["recreated"]))
+    if not parts and scenario["real_broken"]:
+        parts.append("deleted an acked item (the copy dropped it too)")
+    if not scenario["applicable"]:
+        parts.append("site absent: nothing pushed")
+    return "; ".join(parts) if parts else "kept"
+
+
+def render(report: dict[str, Any]) -> list[str]:
+    """The verdict table, the shortest interleavings, divergences and audit coverage."""
+    lines = [
+        f"livekit-agents {report['release']} (model variant {report['variant']}: "
+        f"{report['summary']}) - {report['seconds']}s"
+    ]
+    rows = [("scenario", "env", "real code", "model expects", "matches", "stepped")]
+    for s in report["scenarios"]:
+        expected = ", ".join(s["model_broken"]) or "holds"
+        if not s["applicable"]:
+            expected = "n/a (site absent)"
+        rows.append(
+            (
+                s["scenario"],
+                s["environment"],
+                _broken(s),
+                expected,
+                _yes(s["matches"]),
+                f"{s['stepped_with_model']}/{s['sequences']}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        lines.append(
+            "  "
+            + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+    for s in report["scenarios"]:
+        if s["shortest"]:
+            lines.append(f"  shortest, {s['scenario']}: " + "; ".join(s["shortest"]))
+    for s in report["scenarios"]:
+        diverged = [w for w in s["sweep"] if w["divergence"] is not None]
+        if diverged and s["applicable"]:
+            first = diverged[0]
+            detail = first["divergence"].splitlines()
+            lines.append(
+                f"  {s['scenario']}: {len(diverged)} sequence(s) leave the model, first "
+                f"{'; '.join(first['stimuli'])} - {detail[0]}"
+            )
+            lines.extend("      " + line.strip() for line in detail[1:4])
+        for error in s["errors"]:
+            lines.append(f"  {s['scenario']}: error: {error}")
+        for item in s["background_losses"]:
+            lines.append(f"  {s['scenario']}: a push deleted the acknowledged {item} (set-up item)")
+    lines.append("  push places of the audit, and the scenarios that drove them:")
+    for p in report["coverage"]:
+        lock = p["lock"] or "no lock"
+        driven = ", ".join(p["scenarios"]) or "NOT DRIVEN"
+        lines.append(
+            f"    agent_activity.py:{p['line']} {p['function']} ({p['kind']}, {lock}): {driven}"
+        )
+    return lines

@@ -1,0 +1,214 @@
+"""Per-release dynamic verdicts: the installed livekit-agents against the model.
+
+For every catalog scenario, under its own environment:
+
+* the model's counterexamples (for the release's variant, and for `unlocked`,
+  the weakest, so that a release the model clears is tried on the interleaving
+  that breaks the others) are replayed against the real code (`replay.run`);
+* every stimulus sequence the model allows for the release's variant is run
+  too (the scenarios are small: at most a dozen sequences each), and each
+  reports whether the real code stepped with the model;
+* the verdict: which invariants the real code broke, which items it lost or
+  brought back, whether that is what the catalog expects of the variant, and
+  the shortest interleaving that shows it.
+
+`python -m proofs.livekit.report --json` prints the report of whatever release
+is installed; `proofs.livekit.releases.run_release` runs it for another one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from model import Config, Invariant, Scenario, Verdict
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+from model.variants import VARIANTS_BY_NAME
+from proofs.audit import SITE_REQUESTS, audit_source
+from proofs.explore import explore
+from proofs.livekit.releases import RELEASES_BY_VERSION, Release, installed_version
+from proofs.livekit.replay import Outcome, run, sequences
+
+#: The variant whose counterexamples every release is also tried on.
+WEAKEST = "unlocked"
+
+
+def _labels(invariants: Iterable[Invariant]) -> list[str]:
+    return sorted(invariant.value for invariant in invariants)
+
+
+def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "stimuli": list(outcome.stimuli),
+        "broken": _labels(outcome.broken),
+        "lost": list(outcome.lost),
+        "recreated": list(outcome.recreated),
+        "divergence": outcome.divergence,
+        "stuck": outcome.stuck,
+        "unreached": list(outcome.unreached),
+        "errors": list(outcome.errors),
+        "background_losses": list(outcome.background_losses),
+        "violations": {
+            invariant.value: {
+                "item": violation.item,
+                "task": violation.task,
+                "reason": violation.reason,
+                "after": outcome.violation_steps[invariant],
+            }
+            for invariant, violation in sorted(
+                outcome.violations.items(), key=lambda kv: kv[0].value
+            )
+        },
+    }
+    if source is not None:
+        data["source"] = source
+    return data
+
+
+def check_scenario(release: Release, scenario: Scenario, *, sweep: bool = True) -> dict[str, Any]:
+    variant = VARIANTS_BY_NAME[release.variant]
+    environment = scenario.environment
+    config = Config(variant, scenario, environment)
+    applicable = all(call.site in release.sites for call in scenario.calls)
+    replays: list[dict[str, Any]] = []
+    outcomes: list[Outcome] = []
+    seen: set[tuple[str, ...]] = set()
+    for source in dict.fromkeys((release.variant, WEAKEST)):
+        exploration = explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+        for finding in exploration.findings:
+            if finding.trace is None:
+                continue
+            key = tuple(move.label() for move in finding.trace.moves)
+            if key in seen:
+                continue
+            seen.add(key)
+            outcome = run(config, finding.trace.moves)
+            outcomes.append(outcome)
+            replays.append(_outcome_json(outcome, f"{source} {finding.invariant.value}"))
+    swept: list[dict[str, Any]] = []
+    if sweep:
+        for moves in sequences(config):
+            outcome = run(config, moves)
+            outcomes.append(outcome)
+            swept.append(_outcome_json(outcome))
+    real = frozenset(i for outcome in outcomes for i in outcome.broken)
+    model = frozenset(
+        i
+        for i in Invariant
+        if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+    )
+    shortest: list[str] | None = None
+    for outcome in outcomes:
+        for step in outcome.violation_steps.values():
+            if shortest is None or step < len(shortest):
+                shortest = list(outcome.stimuli[:step])
+    drive = outcomes[0].drive if outcomes else {}
+    return {
+        "scenario": scenario.name,
+        "summary": scenario.summary,
+        "environment": environment.name,
+        "calls": [
+            {"task": index, "site": call.site, "drive": drive.get(index, "public")}
+            for index, call in enumerate(scenario.calls)
+        ],
+        "applicable": applicable,
+        "model_broken": _labels(model),
+        "real_broken": _labels(real),
+        "matches": (real == model) if applicable else None,
+        "lost": sorted({item for outcome in outcomes for item in outcome.lost}),
+        "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
+        "shortest": shortest,
+        "sequences": len(swept),
+        "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
+        "replays": replays,
+        "sweep": swept,
+        "errors": sorted({e for outcome in outcomes for e in outcome.errors}),
+        "background_losses": sorted(
+            {item for outcome in outcomes for item in outcome.background_losses}
+        ),
+        "push_lines": sorted(
+            {line for outcome in outcomes for line in outcome.push_lines.values()}
+        ),
+    }
+
+
+def coverage(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every push place the audit finds in the installed release, with what drove it."""
+    import livekit.agents.voice.agent_activity as agent_activity
+
+    path = Path(agent_activity.__file__)
+    places = [
+        place
+        for place in audit_source(path.read_text(encoding="utf-8"), str(path))
+        if place.kind in SITE_REQUESTS
+    ]
+    rows = []
+    for place in places:
+        driven = [s["scenario"] for s in scenarios if place.line in s["push_lines"]]
+        rows.append(
+            {
+                "line": place.line,
+                "function": place.function,
+                "kind": place.kind,
+                "lock": place.lock,
+                "ok": place.ok,
+                "scenarios": driven,
+            }
+        )
+    return rows
+
+
+def check_release(
+    scenarios: Iterable[Scenario] = SCENARIOS, *, sweep: bool = True
+) -> dict[str, Any]:
+    """The report of the installed release (see the module docstring)."""
+    version = installed_version()
+    if version is None:
+        raise RuntimeError("livekit-agents is not installed (pip install 'ackguard[livekit]')")
+    if version not in RELEASES_BY_VERSION:
+        raise RuntimeError(f"livekit-agents {version} is not one ackguard knows how to check")
+    release = RELEASES_BY_VERSION[version]
+    started = time.perf_counter()
+    checked = [check_scenario(release, scenario, sweep=sweep) for scenario in scenarios]
+    places = coverage(checked)
+    return {
+        "release": version,
+        "variant": release.variant,
+        "summary": release.summary,
+        "scenarios": checked,
+        "coverage": places,
+        "uncovered": [f"{p['function']}:{p['line']}" for p in places if not p["scenarios"]],
+        "as_expected": all(s["matches"] in (True, None) for s in checked)
+        and all(p["scenarios"] for p in places),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m proofs.livekit.report")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument("--no-sweep", action="store_true", help="replay counterexamples only")
+    args = parser.parse_args(argv)
+    names = args.scenario or [scenario.name for scenario in SCENARIOS]
+    unknown = [name for name in names if name not in SCENARIOS_BY_NAME]
+    if unknown:
+        parser.error(f"unknown scenario(s): {', '.join(unknown)}")
+    report = check_release([SCENARIOS_BY_NAME[n] for n in names], sweep=not args.no_sweep)
+    if args.json:
+        json.dump(report, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        from proofs.livekit.render import render
+
+        sys.stdout.write("\n".join(render(report)) + "\n")
+    return 0 if report["as_expected"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,502 @@
+"""The one stand-in: a realtime model whose session has OpenAI's push semantics.
+
+livekit-agents runs for real around it. The session keeps its mirror in
+livekit-agents' own `RemoteChatContext`, which changes only when an event comes
+back from the server; `update_chat_ctx` holds the session's own asyncio.Lock
+across the diff (livekit-agents' own `llm.utils.compute_chat_ctx_diff`), the
+sends and the wait for every ack, and raises `llm.RealtimeError` when that wait
+times out, as the OpenAI realtime session does. What the session does *not* do
+is talk to anyone: ops go to a `StandInServer` that applies them, emits events
+and hands them to the client only when the harness says so, and the ack
+timeout is a virtual clock the harness fires.
+
+Written for ackguard from the behaviour described in
+`shared/reference/livekit-agents.md`; no livekit-agents code is copied here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from livekit import rtc
+from livekit.agents import NOT_GIVEN, NotGivenOr, llm
+from livekit.agents.llm.remote_chat_context import RemoteChatContext
+from livekit.agents.voice.generation import remove_instructions
+
+from impl.fake_server import VirtualClock
+from impl.probe import TracedLock
+
+log = logging.getLogger("ackguard.livekit.standin")
+
+OpKind = Literal["create", "delete"]
+EventKind = Literal["added", "deleted", "error"]
+AckKey = tuple[OpKind, str]
+
+
+@dataclass
+class SentOp:
+    """One `conversation.item.create` or `.delete` the session sent."""
+
+    kind: OpKind
+    item_id: str
+    event_id: str
+    #: The asyncio task that sent it (the push's task).
+    origin: asyncio.Task[Any] | None
+    item: llm.ChatItem | None = None
+    #: For a create: the item it goes after (None: the head).
+    previous_id: str | None = None
+
+
+@dataclass
+class SentEvent:
+    """One server event on its way to the client."""
+
+    kind: EventKind
+    item_id: str
+    #: The op it answers; None for an item the model created.
+    answers: SentOp | None
+    item: llm.ChatItem | None = None
+    previous_id: str | None = None
+
+
+class StandInServer:
+    """The server end: a conversation, two FIFOs, and what it observed.
+
+    It applies ops as the model's server does (a duplicate create, a create
+    after an unknown item and a delete of an unknown item are answered by an
+    error event), and records what the harness's invariant checks read: deletes
+    sent (with whether the client had seen the item acknowledged), items that
+    ever reached it, items a delete removed, and re-creations.
+    """
+
+    def __init__(self, items: list[llm.ChatItem]) -> None:
+        self.conversation: list[llm.ChatItem] = list(items)
+        self.to_server: deque[SentOp] = deque()
+        self.to_client: deque[SentEvent] = deque()
+        initial = {item.id for item in items}
+        self.acked: set[str] = set(initial)
+        self.reached: set[str] = set(initial)
+        self.removed: set[str] = set()
+        self.deletes_sent: list[tuple[asyncio.Task[Any] | None, str, bool]] = []
+        self.recreated: list[tuple[asyncio.Task[Any] | None, str]] = []
+        self.created = 0
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(item.id for item in self.conversation)
+
+    def _index(self, item_id: str) -> int | None:
+        for index, item in enumerate(self.conversation):
+            if item.id == item_id:
+                return index
+        return None
+
+    def receive(self, op: SentOp) -> None:
+        if op.kind == "delete":
+            self.deletes_sent.append((op.origin, op.item_id, op.item_id in self.acked))
+        self.to_server.append(op)
+
+    def apply_next(self) -> None:
+        """Apply the next op in flight, or answer it with an error as the real server would."""
+        op = self.to_server.popleft()
+        if op.kind == "delete":
+            index = self._index(op.item_id)
+            if index is None:
+                self.to_client.append(SentEvent("error", op.item_id, op))
+                return
+            del self.conversation[index]
+            self.removed.add(op.item_id)
+            self.to_client.append(SentEvent("deleted", op.item_id, op))
+            return
+        assert op.item is not None
+        if self._index(op.item_id) is not None:
+            self.to_client.append(SentEvent("error", op.item_id, op))
+            return
+        if op.previous_id is None:
+            position = 0
+        else:
+            previous = self._index(op.previous_id)
+            if previous is None:
+                self.to_client.append(SentEvent("error", op.item_id, op))
+                return
+            position = previous + 1
+        self.conversation.insert(position, op.item)
+        self.reached.add(op.item_id)
+        if op.item_id in self.removed:
+            self.recreated.append((op.origin, op.item_id))
+        self.to_client.append(SentEvent("added", op.item_id, op, op.item, op.previous_id))
+
+    def reject_next(self) -> None:
+        op = self.to_server.popleft()
+        self.to_client.append(SentEvent("error", op.item_id, op))
+
+    def model_creates(self, item: llm.ChatItem) -> None:
+        """The model adds an item of its own at the tail (an assistant turn, a function call)."""
+        previous = self.conversation[-1].id if self.conversation else None
+        self.conversation.append(item)
+        self.reached.add(item.id)
+        self.created += 1
+        self.to_client.append(SentEvent("added", item.id, None, item, previous))
+
+    def next_event(self) -> SentEvent:
+        event = self.to_client.popleft()
+        if event.kind == "added":
+            self.acked.add(event.item_id)
+        return event
+
+
+class Probe:
+    """Hooks the harness sets to see where each push is; the session only calls them."""
+
+    def on_mirror_read(self, mirror: llm.ChatContext) -> None:
+        """A task copied the mirror (`session.chat_ctx`)."""
+
+    def on_push(self, request: llm.ChatContext) -> None:
+        """A task called `update_chat_ctx(request)`."""
+
+    def on_diff(self, request: llm.ChatContext, pending: dict[AckKey, asyncio.Future[Any]]) -> None:
+        """The push holds the provider lock and has diffed and sent; it waits for `pending`."""
+
+    def on_return(self, failed: bool) -> None:
+        """The push returns (or raises RealtimeError when `failed`)."""
+
+
+class Stream:
+    """An async iterable the harness feeds and closes (a generation's streams)."""
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._closed = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def push(self, item: Any) -> None:
+        self._items.append(item)
+        self._wake()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Any]:
+        while True:
+            while not self._items:
+                if self._closed:
+                    return
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
+            yield self._items.popleft()
+
+
+@dataclass
+class Generation:
+    """One response of the model: its messages and function calls, fed by the harness."""
+
+    messages: Stream = field(default_factory=Stream)
+    functions: Stream = field(default_factory=Stream)
+    user_initiated: bool = True
+
+    def event(self) -> llm.GenerationCreatedEvent:
+        return llm.GenerationCreatedEvent(
+            message_stream=self.messages,
+            function_stream=self.functions,
+            user_initiated=self.user_initiated,
+        )
+
+    def add_message(self, message_id: str, text: Stream) -> None:
+        """A text-only message whose text the harness streams (or holds back)."""
+        modalities: asyncio.Future[list[Literal["text", "audio"]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        modalities.set_result(["text"])
+        audio = Stream()
+        audio.close()
+        self.messages.push(
+            llm.MessageGeneration(
+                message_id=message_id, text_stream=text, audio_stream=audio, modalities=modalities
+            )
+        )
+
+    def close(self) -> None:
+        self.messages.close()
+        self.functions.close()
+
+
+def capabilities() -> llm.RealtimeCapabilities:
+    """OpenAI's realtime capabilities, with server-side turn detection off (no audio here)."""
+    return llm.RealtimeCapabilities(
+        message_truncation=True,
+        turn_detection=False,
+        user_transcription=False,
+        auto_tool_reply_generation=False,
+        audio_output=False,
+        manual_function_calls=True,
+        mutable_chat_context=True,
+        mutable_instructions=True,
+        mutable_tools=True,
+        per_response_tool_choice=True,
+    )
+
+
+class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
+    """A realtime session with the OpenAI session's push semantics and no network."""
+
+    def __init__(self, model: StandInModel) -> None:
+        super().__init__(model)
+        self.server = model.server
+        self.clock = model.clock
+        self.probe: Probe = Probe()
+        self._mirror = RemoteChatContext()
+        previous: str | None = None
+        for item in self.server.conversation:
+            self._mirror.insert(previous, item.model_copy())
+            previous = item.id
+        self.lock = TracedLock("provider")
+        self._create_futs: dict[str, asyncio.Future[None]] = {}
+        self._delete_futs: dict[str, asyncio.Future[None]] = {}
+        self._event_futs: dict[str, asyncio.Future[None]] = {}
+        self._event_ids = itertools.count(1)
+        self._tools = llm.ToolContext.empty()
+        #: Generations the harness scripted for the next `generate_reply` calls.
+        self.replies: deque[Generation] = deque()
+        #: Every generation handed out (scripted or the default empty one).
+        self.generations: list[Generation] = []
+        #: Ops the server rejected, as the OpenAI session logs them.
+        self.rejected: list[SentOp] = []
+
+    # -- the mirror ---------------------------------------------------------------
+
+    @property
+    def chat_ctx(self) -> llm.ChatContext:
+        ctx = self._mirror.to_chat_ctx()
+        self.probe.on_mirror_read(ctx)
+        return ctx
+
+    def mirror_items(self) -> list[llm.ChatItem]:
+        """The mirror, for the harness (not a snapshot: the probe is not told)."""
+        return list(self._mirror.to_chat_ctx().items)
+
+    def mirror_ids(self) -> tuple[str, ...]:
+        return tuple(item.id for item in self.mirror_items())
+
+    @property
+    def tools(self) -> llm.ToolContext:
+        return self._tools
+
+    # -- the push -----------------------------------------------------------------
+
+    async def update_chat_ctx(self, chat_ctx: llm.ChatContext) -> None:
+        """Diff against the mirror under the session lock, send, wait for every ack."""
+        self.probe.on_push(chat_ctx)
+        failed = False
+        try:
+            async with self.lock:
+                request = chat_ctx.copy(exclude_handoff=True, exclude_config_update=True)
+                remove_instructions(request)
+                ops = self._diff(request)
+                waits: dict[AckKey, asyncio.Future[Any]] = {}
+                loop = asyncio.get_running_loop()
+                for op in ops:
+                    future: asyncio.Future[None] = loop.create_future()
+                    (self._delete_futs if op.kind == "delete" else self._create_futs)[
+                        op.item_id
+                    ] = future
+                    self._event_futs[op.event_id] = future
+                    waits[(op.kind, op.item_id)] = future
+                    self.server.receive(op)
+                self.probe.on_diff(chat_ctx, waits)
+                if not ops:
+                    return
+                try:
+                    results = await self.clock.wait_for(
+                        asyncio.gather(*waits.values(), return_exceptions=True), 5.0
+                    )
+                except TimeoutError:
+                    failed = True
+                    raise llm.RealtimeError("update_chat_ctx timed out.") from None
+                finally:
+                    for op in ops:
+                        self._event_futs.pop(op.event_id, None)
+                        futs = self._delete_futs if op.kind == "delete" else self._create_futs
+                        futs.pop(op.item_id, None)
+                rejected = [r for r in results if isinstance(r, BaseException)]
+                if rejected:
+                    log.warning("the server rejected part of a chat context update: %s", rejected)
+        finally:
+            self.probe.on_return(failed)
+
+    def _diff(self, request: llm.ChatContext) -> list[SentOp]:
+        """One op per change, in the OpenAI session's order: deletes, creates, updates."""
+        remote = self._mirror.to_chat_ctx()
+        remote_ids = {item.id for item in remote.items}
+        # an empty message that exists remotely stands for an audio item never synced down
+        request = llm.ChatContext(
+            [
+                item
+                for item in request.items
+                if item.type != "message" or item.content or item.id in remote_ids
+            ]
+        )
+        diff = llm.utils.compute_chat_ctx_diff(remote, request)
+        task = asyncio.current_task()
+        ops: list[SentOp] = []
+
+        def delete(item_id: str) -> None:
+            ops.append(SentOp("delete", item_id, self._event_id(), task))
+
+        def create(previous_id: str | None, item_id: str) -> None:
+            item = request.get_by_id(item_id)
+            assert item is not None
+            ops.append(
+                SentOp("create", item_id, self._event_id(), task, item.model_copy(), previous_id)
+            )
+
+        for item_id in diff.to_remove:
+            delete(item_id)
+        for previous_id, item_id in diff.to_create:
+            create(previous_id, item_id)
+        for previous_id, item_id in diff.to_update:
+            old = remote.get_by_id(item_id)
+            if old is not None and old.type == "message" and not old.content:
+                continue
+            delete(item_id)
+            create(previous_id, item_id)
+        return ops
+
+    def _event_id(self) -> str:
+        return f"evt_{next(self._event_ids)}"
+
+    # -- events from the server ----------------------------------------------------------
+
+    def deliver(self) -> None:
+        """The next server event reaches the client: apply it to the mirror, resolve its ack."""
+        event = self.server.next_event()
+        if event.kind == "added":
+            assert event.item is not None
+            previous = event.previous_id
+            if previous is not None and self._mirror.get(previous) is None:
+                previous = self._mirror.tail_id
+            item = event.item.model_copy()
+            try:
+                self._mirror.insert(previous, item)
+                self.emit("remote_item_added", llm.RemoteItemAddedEvent(previous, item))
+            except ValueError as error:
+                log.warning("could not insert %s: %s", event.item_id, error)
+            self._resolve(self._create_futs.pop(event.item_id, None))
+        elif event.kind == "deleted":
+            try:
+                self._mirror.delete(event.item_id)
+            except ValueError as error:
+                log.warning("could not delete %s: %s", event.item_id, error)
+            self._resolve(self._delete_futs.pop(event.item_id, None))
+        else:
+            op = event.answers
+            assert op is not None
+            self.rejected.append(op)
+            future = self._event_futs.pop(op.event_id, None)
+            if future is not None and not future.done():
+                future.set_exception(llm.RealtimeError(f"rejected {op.kind} {op.item_id}"))
+
+    @staticmethod
+    def _resolve(future: asyncio.Future[None] | None) -> None:
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    # -- responses -------------------------------------------------------------------------
+
+    def generate_reply(
+        self,
+        *,
+        instructions: NotGivenOr[str] = NOT_GIVEN,
+        tool_choice: NotGivenOr[llm.ToolChoice] = NOT_GIVEN,
+        tools: NotGivenOr[list[llm.Tool]] = NOT_GIVEN,
+    ) -> asyncio.Future[llm.GenerationCreatedEvent]:
+        """The next scripted generation, or an empty one (the model says nothing)."""
+        if self.replies:
+            generation = self.replies.popleft()
+        else:
+            generation = Generation()
+            generation.close()
+        self.generations.append(generation)
+        future: asyncio.Future[llm.GenerationCreatedEvent] = (
+            asyncio.get_running_loop().create_future()
+        )
+        future.set_result(generation.event())
+        return future
+
+    def start_generation(self, generation: Generation) -> None:
+        """A response the server starts on its own (as after server-side turn detection)."""
+        generation.user_initiated = False
+        self.generations.append(generation)
+        self.emit("generation_created", generation.event())
+
+    # -- the rest of the session: nothing to do without a network -------------------------
+
+    async def update_instructions(self, instructions: str) -> None:
+        return None
+
+    async def update_tools(self, tools: list[llm.Tool]) -> None:
+        self._tools = llm.ToolContext(tools)
+
+    def update_options(self, *, tool_choice: NotGivenOr[llm.ToolChoice | None] = NOT_GIVEN) -> None:
+        return None
+
+    def push_audio(self, frame: rtc.AudioFrame) -> None:
+        return None
+
+    def push_video(self, frame: rtc.VideoFrame) -> None:
+        return None
+
+    def commit_audio(self) -> None:
+        return None
+
+    def clear_audio(self) -> None:
+        return None
+
+    def interrupt(self) -> None:
+        return None
+
+    def truncate(
+        self,
+        *,
+        message_id: str,
+        modalities: list[Literal["text", "audio"]],
+        audio_end_ms: int,
+        audio_transcript: NotGivenOr[str] = NOT_GIVEN,
+    ) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class StandInModel(llm.RealtimeModel):
+    """The realtime model handed to `AgentSession(llm=...)`; its sessions share one server."""
+
+    def __init__(self, server: StandInServer, clock: VirtualClock | None = None) -> None:
+        super().__init__(capabilities=capabilities())
+        self.server = server
+        self.clock = clock if clock is not None else VirtualClock()
+        self.sessions: list[StandInSession] = []
+        self.on_session: Callable[[StandInSession], None] | None = None
+
+    def session(self, *, turn_detection_disabled: bool = False) -> StandInSession:
+        session = StandInSession(self)
+        self.sessions.append(session)
+        if self.on_session is not None:
+            self.on_session(session)
+        return session
+
+    async def aclose(self) -> None:
+        return None
