@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, cast
 
-from proofs import conform_cli, demo_cli, explore_cli
+from proofs import conform_cli, demo_cli, explore_cli, livekit_cli
 from proofs.audit_cli import add_audit_parser
 from proofs.choices import UsageError
 
@@ -22,6 +22,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
     add_audit_parser,
     conform_cli.register,
     demo_cli.register,
+    livekit_cli.register,
 ]
 
 

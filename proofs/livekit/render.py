@@ -40,7 +40,7 @@ def render(report: dict[str, Any]) -> list[str]:
                 _broken(s),
                 expected,
                 _yes(s["matches"]),
-                f"{s['stepped_with_model']}/{s['sequences']}",
+                f"{s['stepped_with_model']}/{s['sequences']}" if s["sequences"] else "-",
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -66,10 +66,19 @@ def render(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {s['scenario']}: error: {error}")
         for item in s["background_losses"]:
             lines.append(f"  {s['scenario']}: a push deleted the acknowledged {item} (set-up item)")
+    if report["paths"]:
+        lines.append("  each site alone:")
+    for p in report["paths"]:
+        where = ", ".join(f"agent_activity.py:{line}" for line in p["push_lines"])
+        state = "steps with the model" if p["stepped_with_model"] else "LEAVES THE MODEL"
+        if not p["reached"]:
+            where, state = "no push (the release has no such site)", ""
+        lines.append(f"    {p['site']}: {p['how']} ({p['drive']}) -> {where} {state}".rstrip())
     lines.append("  push places of the audit, and the scenarios that drove them:")
     for p in report["coverage"]:
         lock = p["lock"] or "no lock"
-        driven = ", ".join(p["scenarios"]) or "NOT DRIVEN"
+        missing = "NOT DRIVEN" if report["complete"] else "not in this run"
+        driven = ", ".join(p["scenarios"]) or missing
         lines.append(
             f"    agent_activity.py:{p['line']} {p['function']} ({p['kind']}, {lock}): {driven}"
         )

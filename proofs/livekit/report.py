@@ -27,15 +27,43 @@ from pathlib import Path
 from typing import Any
 
 from model import Config, Invariant, Scenario, Verdict
-from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call
 from model.variants import VARIANTS_BY_NAME
 from proofs.audit import SITE_REQUESTS, audit_source
 from proofs.explore import explore
-from proofs.livekit.releases import RELEASES_BY_VERSION, Release, installed_version
+from proofs.livekit.releases import (
+    RELEASES_BY_VERSION,
+    Release,
+    ReleaseUnavailable,
+    installed_version,
+)
 from proofs.livekit.replay import Outcome, run, sequences
 
 #: The variant whose counterexamples every release is also tried on.
 WEAKEST = "unlocked"
+
+#: Each site alone, so that every path is shown reached through the public API
+#: (the catalog's cleanup-during-tool-push has to call the activity's coroutine).
+PATHS: tuple[Scenario, ...] = (
+    Scenario("user-turn-alone", "generate_reply(user_input=...)", (Call("user-turn", ("hello",)),)),
+    Scenario("tool-outputs-alone", "a tool returns", (Call("tool-outputs", ("out1",)),)),
+    Scenario(
+        "replacement-alone", "agent.update_chat_ctx(copy)", (Call("replacement", ("note1",)),)
+    ),
+    Scenario("spoken-message-alone", "say(text)", (Call("spoken-message", ("spoken1",)),)),
+    Scenario(
+        "cleanup-alone",
+        "session.interrupt() before a message plays",
+        (Call("cleanup", drops=("asst1",)),),
+        server=("msg0", "asst1"),
+        local=("msg0",),
+    ),
+    Scenario(
+        "interrupted-tool-outputs-alone",
+        "session.interrupt() after a tool returned",
+        (Call("interrupted-tool-outputs", ("out1",)),),
+    ),
+)
 
 
 def _labels(invariants: Iterable[Invariant]) -> list[str]:
@@ -137,6 +165,36 @@ def check_scenario(release: Release, scenario: Scenario, *, sweep: bool = True) 
     }
 
 
+def check_path(release: Release, scenario: Scenario) -> dict[str, Any]:
+    """One site alone, through the public API: the line it pushes from, and whether
+    it steps with the model (a lone push races nobody, so nothing may break)."""
+    config = Config(VARIANTS_BY_NAME[release.variant], scenario, scenario.environment)
+    outcomes = [run(config, moves) for moves in sequences(config)]
+    call = scenario.calls[0]
+    return {
+        "scenario": scenario.name,
+        "site": call.site,
+        "how": scenario.summary,
+        "drive": outcomes[0].drive.get(0, "public"),
+        "push_lines": sorted({line for o in outcomes for line in o.push_lines.values()}),
+        "applicable": call.site in release.sites,
+        "reached": not any(o.unreached for o in outcomes),
+        "stepped_with_model": all(o.divergence is None for o in outcomes),
+        "broken": _labels({i for o in outcomes for i in o.broken}),
+        "errors": sorted({e for o in outcomes for e in o.errors}),
+    }
+
+
+def _path_as_expected(path: dict[str, Any]) -> bool:
+    """A site the release has steps with the model and breaks nothing; one it lacks
+    pushes nothing."""
+    if not path["applicable"]:
+        return not path["reached"] and not path["push_lines"]
+    return bool(path["reached"] and path["stepped_with_model"]) and not (
+        path["broken"] or path["errors"]
+    )
+
+
 def coverage(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every push place the audit finds in the installed release, with what drove it."""
     import livekit.agents.voice.agent_activity as agent_activity
@@ -169,22 +227,28 @@ def check_release(
     """The report of the installed release (see the module docstring)."""
     version = installed_version()
     if version is None:
-        raise RuntimeError("livekit-agents is not installed (pip install 'ackguard[livekit]')")
+        raise ReleaseUnavailable("livekit-agents is not installed: pip install -e '.[livekit]'")
     if version not in RELEASES_BY_VERSION:
-        raise RuntimeError(f"livekit-agents {version} is not one ackguard knows how to check")
+        raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
     release = RELEASES_BY_VERSION[version]
     started = time.perf_counter()
+    scenarios = list(scenarios)
+    full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
     checked = [check_scenario(release, scenario, sweep=sweep) for scenario in scenarios]
-    places = coverage(checked)
+    paths = [check_path(release, scenario) for scenario in PATHS] if full else []
+    places = coverage(checked + paths)
     return {
         "release": version,
         "variant": release.variant,
         "summary": release.summary,
         "scenarios": checked,
+        "paths": paths,
         "coverage": places,
+        "complete": full,
         "uncovered": [f"{p['function']}:{p['line']}" for p in places if not p["scenarios"]],
         "as_expected": all(s["matches"] in (True, None) for s in checked)
-        and all(p["scenarios"] for p in places),
+        and all(_path_as_expected(p) for p in paths)
+        and (not full or all(p["scenarios"] for p in places)),
         "seconds": round(time.perf_counter() - started, 2),
     }
 

@@ -1,0 +1,91 @@
+"""`ackguard livekit`: released livekit-agents, driven for real, against the model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from proofs.livekit.releases import (
+    RELEASES,
+    RELEASES_BY_VERSION,
+    ReleaseUnavailable,
+    installed_version,
+    run_release,
+)
+
+_EXAMPLE = "example: ackguard livekit --release 1.8.9 --scenario overlapping-push"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "livekit",
+        help="run released livekit-agents against the model's interleavings",
+        description=(
+            "Drive the push paths of a released livekit-agents (a real AgentSession over a "
+            "stand-in realtime model with the OpenAI session's semantics) through every "
+            "interleaving the model allows for each catalog scenario and through the model's "
+            "counterexamples, and report per scenario whether an item was lost and whether "
+            "that is what the model predicts for the release's variant (1.8.8: unlocked, "
+            "1.8.9: lock5). The installed release runs in-process; another is installed under "
+            ".cache/livekit/ and run in a subprocess. Exit 0: every verdict as the model "
+            "predicts and every push place of the audit driven; 1: not; 2: unavailable."
+        ),
+        epilog=_EXAMPLE,
+    )
+    parser.add_argument(
+        "--release",
+        action="append",
+        metavar="V",
+        choices=[release.version for release in RELEASES],
+        help="repeatable; default: every release ackguard knows",
+    )
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument(
+        "--no-sweep",
+        action="store_true",
+        help="replay the model's counterexamples only, not every interleaving",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def _report(version: str, scenarios: list[str] | None, sweep: bool) -> dict[str, Any]:
+    if installed_version() == version:
+        from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+        from proofs.livekit.report import check_release
+
+        chosen = [SCENARIOS_BY_NAME[s] for s in scenarios] if scenarios else list(SCENARIOS)
+        return check_release(chosen, sweep=sweep)
+    args: list[str] = [] if sweep else ["--no-sweep"]
+    for name in scenarios or ():
+        args += ["--scenario", name]
+    print(f"livekit-agents {version}: installing under .cache/livekit if needed", file=sys.stderr)
+    return run_release(version, args)
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.scenarios import SCENARIOS_BY_NAME
+
+    unknown = [s for s in args.scenario or () if s not in SCENARIOS_BY_NAME]
+    if unknown:
+        print(f"ackguard livekit: unknown scenario(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    versions = args.release or list(RELEASES_BY_VERSION)
+    reports = []
+    try:
+        for version in dict.fromkeys(versions):
+            reports.append(_report(version, args.scenario, not args.no_sweep))
+    except ReleaseUnavailable as error:
+        print(f"ackguard livekit: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump({"releases": reports}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        from proofs.livekit.render import render
+
+        for report in reports:
+            print("\n".join(render(report)))
+    return 0 if all(report["as_expected"] for report in reports) else 1
