@@ -21,7 +21,7 @@ HOLD_SETTINGS = settings(
 FIND_SETTINGS = settings(
     max_examples=1000,
     report_multiple_bugs=False,
-    stateful_step_count=30,
+    stateful_step_count=16,
     derandomize=True,
     deadline=None,
     suppress_health_check=list(HealthCheck),
@@ -33,14 +33,13 @@ def config(variant: str, scenario: str, env: Environment | None = None) -> Confi
     return Config(VARIANTS_BY_NAME[variant], sc, sc.environment if env is None else env)
 
 
+#: One cell per variant expected to fail (the explorer's tests cover every
+#: seed finding; here Hypothesis must find each variant's bug on its own).
 FAILING = [
     ("unlocked", "overlapping-push", "out1"),
     ("lock3", "replacement-first", "note1"),
-    ("lock3", "cleanup-during-tool-push", "asst1"),
-    ("lock5", "stale-replacement", "hello"),
-    ("lock5", "server-item-during-replacement", "call1"),
     ("lock5", "spoken-during-tool-push", "out1"),
-    ("lock5-hoisted", "stale-replacement", "hello"),
+    ("lock5-hoisted", "server-item-during-replacement", "call1"),
 ]
 
 
