@@ -20,5 +20,5 @@ def test_missing_extra_skips_locally_and_fails_under_ci(monkeypatch: pytest.Monk
 def test_an_unknown_release_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(conftest, "installed_version", lambda: "0.9.0")
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="pins 1.8.9"):
+    with pytest.raises(pytest.skip.Exception, match=r"pins 1\.8\.9"):
         conftest._installed()
