@@ -45,7 +45,7 @@ from attrs import frozen
 
 from impl.ws_server import LoopbackServer, ServerSettings
 from model.environment import ALL, ENVIRONMENTS, Environment, parse_environment
-from proofs.demo import Agent, Tally, plan_round, quiet_impl_logs, round_window
+from proofs.demo import SOAK_SITES, Agent, Tally, plan_round, quiet_impl_logs, round_window
 
 VARIANTS = ("unlocked", "lock3", "lock5", "lock5-hoisted", "three-way")
 ROUNDS_PER_CONNECTION = 5
@@ -62,6 +62,7 @@ class Settings:
     reject: float
     connections: int
     seed: int
+    sites: tuple[str, ...] = SOAK_SITES
 
 
 async def _connection(
@@ -87,7 +88,7 @@ async def _connection(
         try:
             while rounds < ROUNDS_PER_CONNECTION and done[0] < settings.pushes:
                 index += 1
-                plan = plan_round(rng, index, environment, window)
+                plan = plan_round(rng, index, environment, window, sites=settings.sites)
                 before = agent.pushes
                 await agent.play(plan, window=window)
                 done[0] += agent.pushes - before
@@ -152,6 +153,17 @@ def _tables(tallies: Sequence[Tally], environments: Sequence[str]) -> list[str]:
         for variant in variants:
             cells = [show(by[(variant, env)]) for env in environments]
             lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    sites = sorted({site for t in tallies for site in t.by_site})
+    if sites:
+        lines += ["", "unintended deletes by the site that sent them (every environment)", ""]
+        lines.append("| variant | " + " | ".join(sites) + " |")
+        lines.append("|---" * (len(sites) + 1) + "|")
+        for variant in variants:
+            counts = [
+                sum(t.by_site.get(site, 0) for t in tallies if t.variant == variant)
+                for site in sites
+            ]
+            lines.append(f"| {variant} | " + " | ".join(map(str, counts)) + " |")
     return lines
 
 
@@ -174,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="E",
         help="base, all, or options joined by '+'; repeatable (default: base, each option, all)",
     )
+    parser.add_argument(
+        "--without",
+        action="append",
+        choices=SOAK_SITES,
+        default=[],
+        help="leave a site out of the rounds; repeatable",
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures")
     parser.add_argument(
         "--traces", type=Path, metavar="PATH", help="write every three-way finding here"
@@ -194,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reject=args.reject,
         connections=args.connections,
         seed=args.seed,
+        sites=tuple(site for site in SOAK_SITES if site not in args.without),
     )
     began = time.perf_counter()
     cells = [(v, e.name) for e in environments for v in variants]
@@ -214,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"ms per message each way, ack timeout {args.timeout_ms:g} ms under timeouts, "
         f"rejection probability {args.reject:g} under rejections, {args.connections} "
         f"connections per cell, seed {args.seed}, {time.perf_counter() - began:.0f} s"
+        + (f", without {', '.join(args.without)}" if args.without else "")
     )
     names = [e.name for e in environments]
     for line in _tables(ordered, names):

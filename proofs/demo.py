@@ -437,6 +437,8 @@ class Tally:
     rejected: int = 0
     latencies: list[float] = field(factory=list)
     findings: list[Finding] = field(factory=list)
+    #: Unintended deletes by the site that sent them.
+    by_site: dict[str, int] = field(factory=dict)
 
     def add(self, agent: Agent, rounds: int) -> None:
         self.rounds += rounds
@@ -444,6 +446,8 @@ class Tally:
         self.lost += len(agent.lost)
         self.unintended += len(agent.unintended)
         self.moves += agent.moves
+        for site, _ in agent.unintended:
+            self.by_site[site] = self.by_site.get(site, 0) + 1
         self.resurrected += len(agent.resurrected)
         self.timeouts += agent.timeouts()
         self.rejected += len(agent.session.rejected)
@@ -459,6 +463,7 @@ class Tally:
             "lost": self.lost,
             "unintended_deletes": self.unintended,
             "of_which_moves": self.moves,
+            "unintended_by_site": dict(sorted(self.by_site.items())),
             "resurrected": self.resurrected,
             "timeouts": self.timeouts,
             "rejected_ops": self.rejected,
