@@ -145,8 +145,6 @@ class LivekitAdapter:
         self.failures: list[str] = []
         self._errors = _CollectErrors()
         self._closed = False
-        # after-names for ops, computed from each push's full request when it diffs
-        self._after: dict[str, str | None] = {}
         #: The ids of the copy each replacement pushed, and the local context each
         #: cleanup was called on (the model's `copy` and `base`).
         self._copy_ids: dict[int, tuple[str, ...]] = {}
@@ -215,7 +213,8 @@ class LivekitAdapter:
         if hasattr(activity, "_rt_chat_ctx_lock"):
             assert not activity._rt_chat_ctx_lock.locked()
             activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
-        # items the model produced before the scenario starts (a never-played message)
+        # items the model produced before the scenario starts (a never-played
+        # message); they reach the server before the calls' own responses
         for name in scenario.server:
             if name not in scenario.initial_local:
                 with self.loop.running():
@@ -430,8 +429,6 @@ class LivekitAdapter:
         for record in self.tracker.records.values():
             if record.request is not None:
                 self._learn_names(record.request.items)
-            if record.read is not None:
-                self._after_names(record.read)
         return Observation(
             server=self._named(self.server.ids()),
             mirror=self._named(self.rt.mirror_ids()),
@@ -446,6 +443,7 @@ class LivekitAdapter:
             acked=frozenset(self.names[i] for i in self.server.acked if i in self.names),
             reached=frozenset(self.names[i] for i in self.server.reached if i in self.names),
             removed=frozenset(self.names[i] for i in self.server.removed if i in self.names),
+            refused=frozenset(self.names[i] for i in self.server.refused if i in self.names),
             deletes_sent=frozenset(
                 (who, self.names[item], acked)
                 for origin, item, acked in self.server.deletes_sent
@@ -458,13 +456,20 @@ class LivekitAdapter:
             ),
         )
 
-    def _after_names(self, read: tuple[str, ...]) -> None:
-        """For each item of a request, the nearest scenario item before it."""
+    def _after_name(self, op: SentOp) -> str | None:
+        """The nearest scenario item before a create's item in the request it came from.
+
+        The model knows no set-up items, so a create that follows one (a tool
+        output follows its own function call) is placed after the scenario item
+        before that, which is where the model's request has it.
+        """
         previous: str | None = None
-        for item_id in read:
-            self._after.setdefault(item_id, previous)
+        for item_id in op.request:
+            if item_id == op.item_id:
+                return previous
             if item_id in self.names:
                 previous = self.names[item_id]
+        return previous
 
     def _who(self, origin: asyncio.Task[Any] | None) -> int | None:
         for record in self.tracker.records.values():
@@ -476,7 +481,7 @@ class LivekitAdapter:
         name = self.names.get(op.item_id)
         if name is None:
             return None
-        after = self._after.get(op.item_id) if op.kind == "create" else None
+        after = self._after_name(op) if op.kind == "create" else None
         kind = OpKind.CREATE if op.kind == "create" else OpKind.DELETE
         return OpView(kind, name, after, self._who(op.origin))
 
@@ -489,7 +494,7 @@ class LivekitAdapter:
             if event.answers is None:
                 after = self._server_after(event)
             else:
-                after = self._after.get(event.item_id)
+                after = self._after_name(event.answers)
             return EventView(EventKind.ADDED, name, after, task=task)
         if event.kind == "deleted":
             return EventView(EventKind.DELETED, name, task=task)
@@ -580,8 +585,11 @@ class LivekitAdapter:
     def errors(self) -> list[str]:
         found = list(self.failures)
         for index, task in sorted(self.tasks.items()):
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                found.append(f"T{index}: {task.exception()!r}")
+            if task.done() and not task.cancelled():
+                error = task.exception()
+                # a replacement whose acks time out raises to the application, by design
+                if error is not None and not isinstance(error, llm.RealtimeError):
+                    found.append(f"T{index}: {error!r}")
         for touch in self.tracker.stray:
             found.append(
                 f"a push outside the scenario: {touch.function}:{touch.line} ({touch.what})"

@@ -72,8 +72,12 @@ class _Run:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.loop: VirtualTimeLoop = new_virtual_loop()
-        with self.loop.running():
-            self.adapter = LivekitAdapter(config)
+        try:
+            with self.loop.running():
+                self.adapter = LivekitAdapter(config)
+        except BaseException:
+            _shutdown(self.loop)
+            raise
         self.side: ModelSide = model_side(config)
         self.state: State | None = initial_state(config)
         self.violations: dict[Invariant, ImplViolation] = {}
@@ -191,15 +195,20 @@ class _Run:
     def close(self) -> None:
         with self.loop.running():
             self.adapter.close()
-        self.loop.run_until_blocked()
-        for _ in range(5):
-            pending = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
-            if not pending:
-                break
-            for task in pending:
-                task.cancel()
-            self.loop.run_until_blocked()
-        self.loop.close()
+        _shutdown(self.loop)
+
+
+def _shutdown(loop: VirtualTimeLoop) -> None:
+    """Cancel whatever still runs, let it unwind on the loop, close the loop."""
+    loop.run_until_blocked()
+    for _ in range(5):
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        if not pending:
+            break
+        for task in pending:
+            task.cancel()
+        loop.run_until_blocked()
+    loop.close()
 
 
 def run(config: Config, stimuli: Iterable[Move], *, drain: bool = True) -> Outcome:

@@ -51,6 +51,8 @@ class SentOp:
     item: llm.ChatItem | None = None
     #: For a create: the item it goes after (None: the head).
     previous_id: str | None = None
+    #: For a create: the ids of the whole request it came from, in order.
+    request: tuple[str, ...] = ()
 
 
 @dataclass
@@ -85,6 +87,9 @@ class StandInServer:
         self.removed: set[str] = set()
         self.deletes_sent: list[tuple[asyncio.Task[Any] | None, str, bool]] = []
         self.recreated: list[tuple[asyncio.Task[Any] | None, str]] = []
+        #: Items whose create was refused because the item it was to follow had
+        #: been deleted (the create was sent, so the item counts as pushed).
+        self.refused: set[str] = set()
         self.created = 0
 
     def ids(self) -> tuple[str, ...]:
@@ -122,6 +127,8 @@ class StandInServer:
         else:
             previous = self._index(op.previous_id)
             if previous is None:
+                if op.previous_id in self.removed:
+                    self.refused.add(op.item_id)
                 self.to_client.append(SentEvent("error", op.item_id, op))
                 return
             position = previous + 1
@@ -350,6 +357,7 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
         )
         diff = llm.utils.compute_chat_ctx_diff(remote, request)
         task = asyncio.current_task()
+        ids = tuple(item.id for item in request.items)
         ops: list[SentOp] = []
 
         def delete(item_id: str) -> None:
@@ -359,7 +367,15 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
             item = request.get_by_id(item_id)
             assert item is not None
             ops.append(
-                SentOp("create", item_id, self._event_id(), task, item.model_copy(), previous_id)
+                SentOp(
+                    "create",
+                    item_id,
+                    self._event_id(),
+                    task,
+                    item.model_copy(),
+                    previous_id,
+                    ids,
+                )
             )
 
         for item_id in diff.to_remove:
