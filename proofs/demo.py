@@ -487,6 +487,16 @@ def quiet_impl_logs() -> Iterator[None]:
 
 # -- the demo ---------------------------------------------------------------------------
 
+
+def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Ctrl-C cancels a push waiting for acks, and the session's gather of ack
+    futures then ends with a CancelledError nobody reads; asyncio would log that
+    on the way out. Anything else goes to the default handler."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
+
+
 #: The demo's environment: stale replacement copies and the model's own items, no
 #: timeouts (the ack timeout is the real default) and no rejections.
 DEMO_ENVIRONMENT = Environment(stale_copies=True, server_items=True)
@@ -516,6 +526,7 @@ async def run_demo(
     settings = ServerSettings(latency=latency, jitter=jitter, seed=seed, max_lifetime=3600.0)
     window = round_window(latency, jitter)
     tallies: list[Tally] = []
+    asyncio.get_running_loop().set_exception_handler(_quiet_cancellation)
     with quiet_impl_logs():
         async with LoopbackServer(settings) as server:
             if on_server is not None:
