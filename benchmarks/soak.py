@@ -126,7 +126,6 @@ def run_cell(variant: str, environment: str, settings: Settings) -> tuple[Tally,
     """One cell in this process (the unit of work of the process pool)."""
     began = time.perf_counter()
     tally = asyncio.run(_cell(variant, parse_environment(environment), settings))
-    tally.latencies = []  # not needed by the report; keeps the pickle small
     return tally, time.perf_counter() - began
 
 
