@@ -47,20 +47,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="replay the model's counterexamples only, not every interleaving",
     )
+    parser.add_argument(
+        "--with",
+        dest="options",
+        action="append",
+        default=[],
+        choices=["timeouts", "rejections"],
+        metavar="OPTION",
+        help="add an environment option to every scenario (timeouts, rejections); repeatable",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
 
-def _report(version: str, scenarios: list[str] | None, sweep: bool) -> dict[str, Any]:
+def _report(
+    version: str, scenarios: list[str] | None, sweep: bool, options: list[str]
+) -> dict[str, Any]:
     if installed_version() == version:
         from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
         from proofs.livekit.report import check_release
 
         chosen = [SCENARIOS_BY_NAME[s] for s in scenarios] if scenarios else list(SCENARIOS)
-        return check_release(chosen, sweep=sweep)
+        return check_release(chosen, sweep=sweep, options=tuple(options))
     args: list[str] = [] if sweep else ["--no-sweep"]
     for name in scenarios or ():
         args += ["--scenario", name]
+    for option in options:
+        args += ["--with", option]
     print(f"livekit-agents {version}: installing under .cache/livekit if needed", file=sys.stderr)
     return run_release(version, args)
 
@@ -76,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     try:
         for version in dict.fromkeys(versions):
-            reports.append(_report(version, args.scenario, not args.no_sweep))
+            reports.append(_report(version, args.scenario, not args.no_sweep, args.options))
     except ReleaseUnavailable as error:
         print(f"ackguard livekit: {error}", file=sys.stderr)
         return 2

@@ -24,9 +24,10 @@ def _broken(scenario: dict[str, Any]) -> str:
 
 def render(report: dict[str, Any]) -> list[str]:
     """The verdict table, the shortest interleavings, divergences and audit coverage."""
+    options = " with " + ", ".join(report["options"]) if report.get("options") else ""
     lines = [
         f"livekit-agents {report['release']} (model variant {report['variant']}: "
-        f"{report['summary']}) - {report['seconds']}s"
+        f"{report['summary']}){options} - {report['seconds']}s"
     ]
     rows = [("scenario", "env", "real code", "model expects", "matches", "stepped")]
     for s in report["scenarios"]:

@@ -26,7 +26,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from model import Config, Invariant, Scenario, Verdict
+import attrs
+
+from model import Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call
 from model.variants import VARIANTS_BY_NAME
 from proofs.audit import SITE_REQUESTS, audit_source
@@ -98,9 +100,24 @@ def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]
     return data
 
 
-def check_scenario(release: Release, scenario: Scenario, *, sweep: bool = True) -> dict[str, Any]:
+def with_options(environment: Environment, options: Iterable[str]) -> Environment:
+    """`environment` with more options on (`timeouts`, `rejections`, ...)."""
+    on = {name.replace("-", "_") for name in options}
+    unknown = on - {f.name for f in attrs.fields(Environment)}
+    if unknown:
+        raise ValueError(f"unknown environment option(s): {', '.join(sorted(unknown))}")
+    return attrs.evolve(environment, **{name: True for name in on})
+
+
+def check_scenario(
+    release: Release,
+    scenario: Scenario,
+    *,
+    sweep: bool = True,
+    options: tuple[str, ...] = (),
+) -> dict[str, Any]:
     variant = VARIANTS_BY_NAME[release.variant]
-    environment = scenario.environment
+    environment = with_options(scenario.environment, options)
     config = Config(variant, scenario, environment)
     applicable = all(call.site in release.sites for call in scenario.calls)
     replays: list[dict[str, Any]] = []
@@ -222,7 +239,10 @@ def coverage(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def check_release(
-    scenarios: Iterable[Scenario] = SCENARIOS, *, sweep: bool = True
+    scenarios: Iterable[Scenario] = SCENARIOS,
+    *,
+    sweep: bool = True,
+    options: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The report of the installed release (see the module docstring)."""
     version = installed_version()
@@ -234,13 +254,16 @@ def check_release(
     started = time.perf_counter()
     scenarios = list(scenarios)
     full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
-    checked = [check_scenario(release, scenario, sweep=sweep) for scenario in scenarios]
+    checked = [
+        check_scenario(release, scenario, sweep=sweep, options=options) for scenario in scenarios
+    ]
     paths = [check_path(release, scenario) for scenario in PATHS] if full else []
     places = coverage(checked + paths)
     return {
         "release": version,
         "variant": release.variant,
         "summary": release.summary,
+        "options": list(options),
         "scenarios": checked,
         "paths": paths,
         "coverage": places,
@@ -258,12 +281,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
     parser.add_argument("--no-sweep", action="store_true", help="replay counterexamples only")
+    parser.add_argument("--with", dest="options", action="append", default=[], metavar="OPTION")
     args = parser.parse_args(argv)
     names = args.scenario or [scenario.name for scenario in SCENARIOS]
     unknown = [name for name in names if name not in SCENARIOS_BY_NAME]
     if unknown:
         parser.error(f"unknown scenario(s): {', '.join(unknown)}")
-    report = check_release([SCENARIOS_BY_NAME[n] for n in names], sweep=not args.no_sweep)
+    report = check_release(
+        [SCENARIOS_BY_NAME[n] for n in names],
+        sweep=not args.no_sweep,
+        options=tuple(args.options),
+    )
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
