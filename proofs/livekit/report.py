@@ -19,10 +19,12 @@ is installed; `proofs.livekit.releases.run_release` runs it for another one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +253,28 @@ def check_release(
     if version not in RELEASES_BY_VERSION:
         raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
     release = RELEASES_BY_VERSION[version]
+    with _quiet():
+        return _check_release(release, scenarios, sweep, options)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Timeouts and rejections are logged as warnings by design; keep them off stderr."""
+    loggers = [logging.getLogger(name) for name in ("livekit", "ackguard.livekit")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _check_release(
+    release: Release, scenarios: Iterable[Scenario], sweep: bool, options: tuple[str, ...]
+) -> dict[str, Any]:
+    version = release.version
     started = time.perf_counter()
     scenarios = list(scenarios)
     full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
