@@ -28,7 +28,8 @@ async def _soak(variant: str, rounds: int, connections: int) -> Tally:
         agent.rng = random.Random(number)
         try:
             for index in range(1, rounds + 1):
-                await agent.play(plan_round(rng, index, ALL, window), window=window)
+                plan = plan_round(rng, index, ALL, window, overlapping_pair=True)
+                await agent.play(plan, window=window)
         finally:
             await agent.aclose()
         tally.add(agent, rounds)
