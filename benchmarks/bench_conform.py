@@ -73,13 +73,16 @@ def pair_scenario(names: tuple[str, ...]) -> Scenario:
 
 
 def timed(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:
-    """The median wall time of `runs` runs, and the last result."""
+    """The median CPU time of `runs` runs, and the last result.
+
+    CPU time, not wall time: the work is single-threaded and CPU-bound, and CPU
+    time stays put when other processes share the machine."""
     times = []
     result = None
     for _ in range(runs):
-        started = time.perf_counter()
+        started = time.process_time()
         result = work()
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
     return statistics.median(times), result
 
 
@@ -135,7 +138,7 @@ def throughput(runs: int, depth: int) -> list[dict[str, Any]]:
                 "sequences": sum(r.sequences for r in results),
                 "stimuli": sum(r.stimuli for r in results),
                 "model_moves": moves,
-                "seconds": round(seconds, 3),
+                "cpu_seconds": round(seconds, 3),
                 "moves_per_second": round(moves / seconds),
                 "model_only_moves_per_second": round(model_moves / model_seconds),
                 "mismatches": sum(len(r.mismatches) for r in results),
@@ -160,7 +163,7 @@ def by_depth(runs: int, depths: range) -> list[dict[str, Any]]:
                     "depth": depth,
                     "sequences": sum(r.sequences for r in results),
                     "stimuli": sum(r.stimuli for r in results),
-                    "seconds": round(seconds, 3),
+                    "cpu_seconds": round(seconds, 3),
                     "complete": not any(r.truncated for r in results),
                 }
             )
@@ -188,7 +191,7 @@ def wider(runs: int) -> list[dict[str, Any]]:
                 "stimuli": sum(r.stimuli for r in results),
                 "mismatches": sum(len(r.mismatches) for r in results),
                 "violations": broken,
-                "seconds": round(seconds, 3),
+                "cpu_seconds": round(seconds, 3),
             }
         )
     return rows
@@ -239,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                 "sequences",
                 "stimuli",
                 "model_moves",
-                "seconds",
+                "cpu_seconds",
                 "moves_per_second",
                 "model_only_moves_per_second",
                 "mismatches",
@@ -250,19 +253,22 @@ def main(argv: list[str] | None = None) -> int:
     print(
         table(
             result["by_depth"],
-            ["variant", "depth", "sequences", "stimuli", "seconds", "complete"],
+            ["variant", "depth", "sequences", "stimuli", "cpu_seconds", "complete"],
         )
     )
     print("\nevery pair of call kinds, base environment, full depth:")
     print(
         table(
             result["wider"],
-            ["variant", "scenarios", "sequences", "stimuli", "mismatches", "seconds"],
+            ["variant", "scenarios", "sequences", "stimuli", "mismatches", "cpu_seconds"],
         )
     )
     for row in result["wider"]:
         if row["violations"]:
-            print(f"{row['variant']} breaks: {', '.join(row['violations'])}")
+            # the pairs start with asst1 on the server and not in the local context,
+            # so a replacement's copy lacks it: the lock cannot save it (as in the
+            # catalog's server-item cell); the model agrees on every one
+            print(f"{row['variant']} breaks (the model agrees): {', '.join(row['violations'])}")
     return 0
 
 

@@ -316,7 +316,12 @@ class Lockstep:
         self.steps.append(step)
         with self.loop.running():
             for move in step.moves:
-                stimulate(self.adapter, move)
+                try:
+                    stimulate(self.adapter, move)
+                except Exception as error:  # the implementation has no such move now
+                    raise Mismatch(
+                        self.steps, f"the implementation cannot take {move.label()}: {error!r}"
+                    ) from error
         if len(step.moves) == 1:
             expected = self.model.closure(self.model.after(self.state, step.moves[0]))
         else:

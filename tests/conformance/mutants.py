@@ -12,7 +12,7 @@ from attrs import frozen
 from impl.chat_context import ChatContext, DiffOp
 from impl.session import RealtimeSession
 from impl.three_way import ThreeWaySession, three_way_diff
-from impl.transport import ClientOp, CreateOp
+from impl.transport import AckKey, ClientOp, CreateOp
 from proofs.conformance.adapter import AdapterFactory
 from proofs.conformance.impl_adapter import ImplAdapter, SessionFactory
 
@@ -99,3 +99,11 @@ MUTANTS = (
 )
 #: Caught only when stimuli arrive together and the loop's order varies.
 AWAIT_BEFORE_SEND = Mutant("three-way-await-before-send", ThreeWayAwaitBeforeSend, ("three-way",))
+
+
+class NeverResumes(RealtimeSession):
+    """Once its acks are in, the push waits on for something that never comes."""
+
+    async def _await_acks(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
+        await super()._await_acks(futures)
+        await asyncio.get_running_loop().create_future()

@@ -16,12 +16,13 @@ from model import (
 )
 from model.environment import ALL
 from proofs.conformance.exhaustive import exhaust
+from proofs.conformance.impl_adapter import ImplAdapter
 from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled
 from proofs.conformance.run import check_cell
 from proofs.conformance.steps import parse_steps
 from proofs.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
-from tests.conformance.mutants import MirrorAtSend
+from tests.conformance.mutants import MirrorAtSend, NeverResumes
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=cell_id)
@@ -87,8 +88,6 @@ def test_a_stimulus_the_model_does_not_allow_is_refused() -> None:
 
 def test_a_mismatch_says_what_differs_and_after_which_steps() -> None:
     config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["overlapping-push"])
-    from proofs.conformance.impl_adapter import ImplAdapter
-
     with pytest.raises(Mismatch) as caught:
         Lockstep.replay(
             config,
@@ -97,3 +96,13 @@ def test_a_mismatch_says_what_differs_and_after_which_steps() -> None:
         )
     assert "mirror: model [msg0], implementation [msg0, out1]" in caught.value.detail
     assert "after: call T0" in str(caught.value)
+
+
+def test_an_implementation_that_stops_where_the_model_goes_on_is_caught() -> None:
+    config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["overlapping-push"])
+    with pytest.raises(Mismatch, match="stopped where the model goes on: resume T0"):
+        Lockstep.replay(
+            config,
+            parse_steps("call T0; server-apply T0 out1; client-apply T0 out1"),
+            ImplAdapter.factory(session_factory=NeverResumes),
+        )
