@@ -91,6 +91,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         seed_finding="a copy older than the user turn deletes it, with or without a lock",
     ),
     Scenario(
+        name="two-replacements-during-user-turn",
+        summary="two replacements queue behind a text user turn; the second orphans the first",
+        calls=(Call("user-turn", adds=("hello",)), Call("replacement"), Call("replacement")),
+        seed_finding="(found by the soak) the user turn's late upsert lands in the second "
+        "replacement's object, so the first, now orphaned, deletes it; hoisting saves it",
+    ),
+    Scenario(
         name="cleanup-during-tool-push",
         summary="the never-played cleanup overlapping the interrupted generation's tool outputs",
         calls=(

@@ -89,7 +89,38 @@ _TIMEOUTS = Environment(timeouts=True)
 # Failures every mirror-diff variant shares, whatever it locks: a lock orders
 # pushes but cannot refresh a copy that predates an item, nor teach the local
 # context an item the model created server-side.
+#: Without hoisting, a user turn's message reaches the local context only after
+#: its push, into whichever object is live then; a replacement that waits with an
+#: object orphaned by a later replacement pushes it without the message.
+_LATE_UPSERT: tuple[KnownFailure, ...] = (
+    KnownFailure(
+        "two-replacements-during-user-turn",
+        _INV1,
+        BASE,
+        "the first replacement's object is orphaned by the second before the user turn "
+        "upserts hello, so its push deletes hello",
+    ),
+    KnownFailure(
+        "two-replacements-during-user-turn",
+        _INV2,
+        BASE,
+        "hello, upserted into the live context, is gone from the server",
+    ),
+)
+
 _LOCK_CANNOT_FIX: tuple[KnownFailure, ...] = (
+    KnownFailure(
+        "two-replacements-during-user-turn",
+        _INV1,
+        _STALE,
+        "a replacement copied before the hoisted user turn deletes hello",
+    ),
+    KnownFailure(
+        "two-replacements-during-user-turn",
+        _INV2,
+        _STALE,
+        "one replacement deletes hello and the other, copied after it, creates it again",
+    ),
     KnownFailure(
         "stale-replacement",
         _INV1,
@@ -162,6 +193,7 @@ VARIANTS: tuple[Variant, ...] = (
                 BASE,
                 "the tool push's snapshot still has the never-played item and re-creates it",
             ),
+            *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
         ),
     ),
@@ -184,6 +216,7 @@ VARIANTS: tuple[Variant, ...] = (
                 "the unlocked cleanup deletes the never-played item under the tool push's "
                 "snapshot, which re-creates it",
             ),
+            *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
         ),
     ),
@@ -191,7 +224,7 @@ VARIANTS: tuple[Variant, ...] = (
         name="lock5",
         summary="activity lock on all five sites (livekit-agents 1.8.9)",
         locked_sites=FIVE_SITES,
-        known_failures=_LOCK_CANNOT_FIX,
+        known_failures=(*_LATE_UPSERT, *_LOCK_CANNOT_FIX),
     ),
     Variant(
         name="lock5-hoisted",

@@ -109,3 +109,20 @@ def test_every_counterexample_replays_to_its_violation(variant) -> None:  # type
                     check(replay(cfg, found.trace.moves[:prefix]).last, cfg, found.invariant)
                     is None
                 )
+
+
+def test_two_replacements_orphan_the_user_turns_upsert_under_lock5_not_hoisted() -> None:
+    found = finding("lock5", "two-replacements-during-user-turn", INV1)
+    assert found.violation is not None
+    assert (found.violation.item, found.violation.site) == ("hello", "replacement")
+    assert found.depth == 7
+    assert (
+        finding("lock5-hoisted", "two-replacements-during-user-turn", INV1).verdict is Verdict.HOLDS
+    )
+
+
+def test_a_timed_out_cleanup_costs_a_tool_output_under_lock5() -> None:
+    found = finding("lock5", "cleanup-during-tool-push", INV2, Environment(timeouts=True))
+    assert found.violation is not None
+    assert found.violation.item == "out1"
+    assert MoveKind.TIMEOUT in [move.kind for move in (found.trace.moves if found.trace else ())]
