@@ -48,7 +48,7 @@ from proofs.conformance.adapter import Adapter, AdapterFactory, Observation
 from proofs.conformance.checks import impl_violations
 from proofs.conformance.impl_adapter import impl_adapter
 from proofs.conformance.loop import Fifo, Replay, Schedule, Scheduler, new_loop
-from proofs.conformance.steps import Step, format_steps, single_steps
+from proofs.conformance.steps import Step, format_steps
 
 STIMULI: frozenset[MoveKind] = frozenset(MoveKind) - INTERNAL_MOVES
 
@@ -187,6 +187,36 @@ def model_side(config: Config) -> ModelSide:
     return side
 
 
+def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
+    """The steps that replay a model trace in an implementation whose tasks wake
+    and resume as soon as they can.
+
+    A stimulus is its own step, unless the trace gives it while a WAKE or RESUME
+    it has not taken yet is already enabled: then the implementation would have
+    made that move first, so the stimulus joins the previous step's burst and
+    arrives before the loop runs (when the two can arrive together).
+    """
+    side = model_side(config)
+    state = side.canonical(initial_state(config))
+    steps: list[list[Move]] = []
+    for move in moves:
+        if move.kind not in INTERNAL_MOVES:
+            postponed = bool(side.internal(state))
+            last = steps[-1] if steps else None
+            if (
+                postponed
+                and last is not None
+                and len(last) < 3
+                and burst_compatible([*last, move])
+                and move not in last
+            ):
+                last.append(move)
+            else:
+                steps.append([move])
+        state = side.after(state, move)
+    return tuple(Step(tuple(group)) for group in steps)
+
+
 # -- stimuli ------------------------------------------------------------------------
 
 
@@ -289,11 +319,9 @@ class Lockstep:
         moves: Iterable[Move],
         factory: AdapterFactory = impl_adapter,
     ) -> Lockstep:
-        """Replay a model trace (the explorer's or z3's `Move` tuples): its stimuli one
-        at a time; its WAKE and RESUME moves the implementation makes on its own."""
-        return cls.replay(
-            config, single_steps(m for m in moves if m.kind not in INTERNAL_MOVES), factory
-        )
+        """Replay a model trace (the explorer's or z3's `Move` tuples); its WAKE and
+        RESUME moves the implementation makes on its own (see `trace_steps`)."""
+        return cls.replay(config, trace_steps(config, moves), factory)
 
     def enabled(self) -> list[Move]:
         """The stimuli the model allows now."""

@@ -16,12 +16,18 @@ from collections.abc import Iterable, Sequence
 
 from attrs import frozen
 
-from model import INTERNAL_MOVES, Config, Environment, Invariant, Scenario, Variant, Verdict
+from model import Config, Environment, Invariant, Scenario, Variant, Verdict
 from proofs.conformance.adapter import AdapterFactory
 from proofs.conformance.exhaustive import Exhaustion, Failure, exhaust
 from proofs.conformance.impl_adapter import impl_adapter
-from proofs.conformance.lockstep import FoundViolation, Lockstep, Mismatch, NotEnabled
-from proofs.conformance.steps import Step, single_steps
+from proofs.conformance.lockstep import (
+    FoundViolation,
+    Lockstep,
+    Mismatch,
+    NotEnabled,
+    trace_steps,
+)
+from proofs.conformance.steps import Step
 from proofs.explore import explore
 
 #: Deep enough for every sequence of every catalog scenario (the longest is 11).
@@ -97,7 +103,7 @@ def check_cell(
     for finding in exploration.findings:
         if finding.trace is None or finding.violation is None:
             continue
-        steps = single_steps(m for m in finding.trace.moves if m.kind not in INTERNAL_MOVES)
+        steps = trace_steps(config, finding.trace.moves)
         violation = finding.violation
         traces.append(
             replay_trace(config, finding.invariant, steps, violation.item, violation.site, factory)

@@ -10,6 +10,8 @@ from model import (
     VARIANTS_BY_NAME,
     Config,
     Invariant,
+    Move,
+    MoveKind,
     Scenario,
     Variant,
     Verdict,
@@ -17,9 +19,9 @@ from model import (
 from model.environment import ALL
 from proofs.conformance.exhaustive import exhaust
 from proofs.conformance.impl_adapter import ImplAdapter
-from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled
+from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled, trace_steps
 from proofs.conformance.run import check_cell
-from proofs.conformance.steps import parse_steps
+from proofs.conformance.steps import format_steps, parse_steps
 from proofs.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
 from tests.conformance.mutants import MirrorAtSend, NeverResumes
@@ -106,3 +108,47 @@ def test_an_implementation_that_stops_where_the_model_goes_on_is_caught() -> Non
             parse_steps("call T0; server-apply T0 out1; client-apply T0 out1"),
             ImplAdapter.factory(session_factory=NeverResumes),
         )
+
+
+def test_a_trace_that_postpones_a_resume_replays_as_a_burst() -> None:
+    """z3's shortest stale-replacement trace lets the application copy between the
+    user turn's last ack and its resume; the implementation would resume first, so
+    the copy arrives in the same loop iteration as the ack."""
+    config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["stale-replacement"])
+    trace = (
+        Move(MoveKind.CALL, 0),
+        Move(MoveKind.SERVER_APPLY, 0, "hello"),
+        Move(MoveKind.CLIENT_APPLY, 0, "hello"),
+        Move(MoveKind.COPY, 1),
+        Move(MoveKind.RESUME, 0),
+        Move(MoveKind.CALL, 1),
+    )
+    steps = trace_steps(config, trace)
+    assert format_steps(steps) == (
+        "call T0; server-apply T0 hello; client-apply T0 hello + copy T1; call T1"
+    )
+    found = Lockstep.replay_moves(config, trace).violations[Invariant.NO_UNINTENDED_DELETE]
+    assert (found.item, found.site) == ("hello", "replacement")
+    # one stimulus at a time, the user turn upserts hello before the copy: no bug
+    eager = parse_steps("call T0; server-apply T0 hello; client-apply T0 hello; copy T1; call T1")
+    assert not Lockstep.replay(config, eager).violations
+
+
+@pytest.mark.parametrize(
+    ("variant", "scenario"),
+    [
+        ("lock5", "stale-replacement"),
+        ("unlocked", "overlapping-push"),
+        ("lock3", "cleanup-during-tool-push"),
+    ],
+)
+def test_z3_counterexamples_are_the_same_bug_in_the_implementation(
+    variant: str, scenario: str
+) -> None:
+    bmc = pytest.importorskip("proofs.smt.bmc")
+    config = own(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME[scenario])
+    for result in bmc.check_configs([config], timeout=60):
+        if result.trace is None:
+            continue
+        found = Lockstep.replay_moves(config, result.trace.moves).violations[result.invariant]
+        assert (found.item, found.site) == (result.violation.item, result.violation.site)
