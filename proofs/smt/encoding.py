@@ -36,6 +36,7 @@ from typing import Any
 
 import z3
 from attrs import frozen
+from z3 import z3core
 
 from model import (
     Config,
@@ -124,6 +125,13 @@ class _Logged(dict[str, z3.BoolRef]):
 @functools.cache
 def _bv_constant(value: int, width: int) -> z3.BitVecRef:
     return z3.BitVecVal(value, width)
+
+
+def _sub(a: Any, b: Any) -> z3.BitVecRef:
+    return z3.BitVecRef(z3core.Z3_mk_bvsub(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+
+
+_CTX = z3.main_ctx()
 
 
 def _options(environment: Environment) -> dict[str, bool]:
@@ -224,7 +232,7 @@ class SymState:
 class Encoding:
     """The transition system of one config, over named state variables."""
 
-    def __init__(self, config: Config, specialize: bool = False) -> None:
+    def __init__(self, config: Config, specialize: bool = False, symmetry: bool = True) -> None:
         self.config = config
         scenario = config.scenario
         self.items: tuple[str, ...] = scenario.items()
@@ -234,6 +242,19 @@ class Encoding:
         self.tasks = tuple(range(len(scenario.calls)))
         self.pool = tuple(self.items.index(item) for item in scenario.server_pool)
         self.three_way = config.three_way()
+        #: Symmetry reduction: of two identical calls (same site, adds and drops), the
+        #: later one may start only once the earlier one has. Swapping the two tasks
+        #: maps runs to runs of the same length and violations to violations, so
+        #: every run has a twin that keeps this order: the shortest depths and the
+        #: longest run are unchanged. `symmetry=False` keeps every run (the tests
+        #: that compare single steps with the model need that).
+        self.twin: dict[int, int] = {}
+        if symmetry:
+            for t, call in enumerate(scenario.calls):
+                for earlier in range(t - 1, -1, -1):
+                    if scenario.calls[earlier] == call:
+                        self.twin[t] = earlier
+                        break
         self.slots: tuple[tuple[int, OpKind, int], ...] = tuple(
             (t, kind, i) for t in self.tasks for kind in KINDS for i in range(self.n)
         )
@@ -291,6 +312,7 @@ class Encoding:
             self.schema[f"{name}.tail"] = lock
             for t in self.tasks:
                 self.schema[f"{name}.tkt.{t}"] = lock
+                self.schema[f"{name}.q.{t}"] = boolean
         for slot in self.slots:
             key = self.slot_key(slot)
             self.schema[f"{key}.st"] = two
@@ -361,6 +383,7 @@ class Encoding:
             s[f"{name}.tail"] = lock0
             for t in self.tasks:
                 s[f"{name}.tkt.{t}"] = no_ticket
+                s[f"{name}.q.{t}"] = FALSE
         for slot in self.slots:
             key = self.slot_key(slot)
             s[f"{key}.st"] = _status(UNSENT)
@@ -463,20 +486,27 @@ class Encoding:
     def _set_pc(self, s: SymState, task: int, pc: Pc) -> None:
         s[f"T{task}.pc"] = _pc(pc)
 
+    # A lock is a ticket dispenser: `tail` is the next ticket, `head` the ticket
+    # being served; a queued task holds a ticket, and owns the lock when its ticket
+    # is served. Only equalities compare counters, so their values matter modulo
+    # the width, which holds more tickets than there are tasks.
+
     def _owner(self, s: SymState, lock: str, task: int) -> z3.BoolRef:
-        head = s[f"{lock}.head"]
-        return band(mk_ult(head, s[f"{lock}.tail"]), mk_eq(s[f"{lock}.tkt.{task}"], head))
+        return band(s[f"{lock}.q.{task}"], mk_eq(s[f"{lock}.tkt.{task}"], s[f"{lock}.head"]))
 
     def _take(self, s: SymState, lock: str, task: int) -> z3.BoolRef:
         """Queue for the lock; true when it was free (the task owns it at once)."""
         free = mk_eq(s[f"{lock}.head"], s[f"{lock}.tail"])
         s[f"{lock}.tkt.{task}"] = s[f"{lock}.tail"]
+        s[f"{lock}.q.{task}"] = TRUE
         s[f"{lock}.tail"] = mk_inc(s[f"{lock}.tail"])
         return free
 
     def _release_if_owner(self, s: SymState, lock: str, task: int) -> None:
+        owner = self._owner(s, lock, task)
         head = s[f"{lock}.head"]
-        s[f"{lock}.head"] = ite(self._owner(s, lock, task), mk_inc(head), head)
+        s[f"{lock}.head"] = ite(owner, mk_inc(head), head)
+        s[f"{lock}.q.{task}"] = band(s[f"{lock}.q.{task}"], bnot(owner))
 
     def _call(self, s: SymState, task: int, from_copy: bool) -> Paths:
         s = s.copy()
@@ -660,9 +690,13 @@ class Encoding:
     def _sent_before(
         self, s: SymState, a: tuple[int, OpKind, int], b: tuple[int, OpKind, int]
     ) -> z3.BoolRef:
-        """Op slot a was sent before op slot b (both sent)."""
+        """Op slot a was sent before op slot b (both sent).
+
+        Batch numbers are compared as distances back from the next one (`diffs`), so
+        the order is right modulo the width too."""
         if a[0] != b[0]:
-            return mk_ult(s[f"T{a[0]}.dseq"], s[f"T{b[0]}.dseq"])
+            diffs = s["diffs"]
+            return mk_ult(_sub(s[f"T{a[0]}.dseq"], diffs), _sub(s[f"T{b[0]}.dseq"], diffs))
         if a[2] == b[2]:
             return FALSE  # one batch never holds two ops on one item
         return self._batch_before(s, a[0], a[2], b[2])
@@ -881,11 +915,16 @@ class Encoding:
         copied = s.copy()
         self._set_pc(copied, t, Pc.COPIED)
         copied.set_lst(f"T{t}.copy", s.lst("loc"))
-        return band(self._stale(t), s.pc_is(t, Pc.IDLE)), copied
+        return band(self._stale(t), s.pc_is(t, Pc.IDLE), self._twin_started(t)), copied
 
     def _b_call(self, t: int, copy_site: bool) -> Built:
         s = self.cur
-        return band(bnot(self._stale(t)), s.pc_is(t, Pc.IDLE)), self._call(s, t, False)
+        guard = band(bnot(self._stale(t)), s.pc_is(t, Pc.IDLE), self._twin_started(t))
+        return guard, self._call(s, t, False)
+
+    def _twin_started(self, t: int) -> z3.BoolRef:
+        twin = self.twin.get(t)
+        return TRUE if twin is None else bnot(self.cur.pc_is(twin, Pc.IDLE))
 
     def _b_call_copied(self, t: int) -> Built:
         s = self.cur
@@ -991,12 +1030,12 @@ class Encoding:
         """Constraints saying: move number `selector` takes `cur` to `nxt`."""
         template = self.template
         pairs = [(self.cur[name], cur[name]) for name in self.schema]
-        pairs += [(self._nxt[name], nxt[name]) for name in self.schema]
+        pairs += [(self.nxt[name], nxt[name]) for name in self.schema]
         pairs.append((self._mv, selector))
         return [z3.substitute(z3.And(*template), *pairs)]
 
     @functools.cached_property
-    def _nxt(self) -> SymState:
+    def nxt(self) -> SymState:
         return self.state("'")
 
     @functools.cached_property
@@ -1018,12 +1057,17 @@ class Encoding:
         ]
         for name in self.schema:
             old = self.cur[name]
-            expr = old
+            # instances that write the same value share one branch (z3 terms are
+            # hash-consed, so equal values have equal ids)
+            groups: dict[int, tuple[Any, list[z3.BoolRef]]] = {}
             for index, inst in enumerate(self.instances):
                 value = inst.effect[name]
                 if value is not old:
-                    expr = mk_ite(chosen[index], value, expr)
-            parts.append(mk_eq(self._nxt[name], expr))
+                    groups.setdefault(value.get_id(), (value, []))[1].append(chosen[index])
+            expr = old
+            for value, selectors in groups.values():
+                expr = mk_ite(bor(selectors), value, expr)
+            parts.append(mk_eq(self.nxt[name], expr))
         return tuple(parts)
 
     # -- decoding ------------------------------------------------------------------
@@ -1105,11 +1149,13 @@ class Encoding:
 
         def lock(name: str) -> dict[str, Any]:
             head, tail = num(s[f"{name}.head"]), num(s[f"{name}.tail"])
+            modulo = 2**self.lock_width
             queue = sorted(
-                (num(s[f"{name}.tkt.{t}"]), t)
+                ((num(s[f"{name}.tkt.{t}"]) - head) % modulo, t)
                 for t in self.tasks
-                if head <= num(s[f"{name}.tkt.{t}"]) < tail
+                if true(s[f"{name}.q.{t}"])
             )
+            del tail
             order = [t for _, t in queue]
             return {"owner": order[0] if order else None, "waiters": order[1:]}
 
@@ -1182,6 +1228,7 @@ class Encoding:
             v[f"{name}.tail"] = len(queue)
             for position, t in enumerate(queue):
                 v[f"{name}.tkt.{t}"] = position
+                v[f"{name}.q.{t}"] = True
         for op in state.to_server:
             key = self.slot_key((op.task, op.kind, index(op.item)))
             v[f"{key}.st"] = SENT

@@ -176,9 +176,13 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
 
     def lock(name: str) -> dict[str, Any]:
         head, tail = num(f"{name}.head"), num(f"{name}.tail")
+        modulo = 2**enc.lock_width
         queue = sorted(
-            (num(f"{name}.tkt.{t}"), t) for t in enc.tasks if head <= num(f"{name}.tkt.{t}") < tail
+            ((num(f"{name}.tkt.{t}") - head) % modulo, t)
+            for t in enc.tasks
+            if true(f"{name}.q.{t}")
         )
+        assert len(queue) == (tail - head) % modulo, f"{name}: queue and counters disagree"
         order = [t for _, t in queue]
         return {"owner": order[0] if order else None, "waiters": order[1:]}
 
@@ -257,7 +261,7 @@ def disagreements(
     config: Config, enc: Encoding | None = None, evaluator: Evaluator | None = None
 ) -> Iterator[str]:
     """Every way the encoding and the model differ on the reachable states."""
-    enc = enc if enc is not None else Encoding(config, specialize=True)
+    enc = enc if enc is not None else Encoding(config, specialize=True, symmetry=False)
     evaluator = evaluator if evaluator is not None else Evaluator(enc)
     for state in reachable(config):
         values = enc.concrete(state)
