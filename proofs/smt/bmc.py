@@ -29,7 +29,7 @@ known to match the model).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import z3
@@ -37,6 +37,9 @@ from attrs import evolve, frozen
 
 from model import Config, Environment, Invariant, Move, Violation, check
 from proofs.smt.encoding import GUARDS, Encoding, SymState
+from proofs.smt.induction import check_inductive
+from proofs.smt.reachset import reachable_invariant
+from proofs.smt.simulation import reachable
 from proofs.trace import Trace, replay
 
 PROVED = "proved"
@@ -45,6 +48,9 @@ UNKNOWN = "unknown"
 
 METHOD_BMC = "bmc"
 METHOD_KIND = "k-induction"
+METHOD_INVARIANT = "invariant"
+#: How `verify` proves the cells that hold.
+METHODS = (METHOD_KIND, METHOD_INVARIANT)
 
 
 class EncodingMismatch(AssertionError):
@@ -108,9 +114,8 @@ class Unrolling:
         self.selectors.append(selector)
 
     def moves(self, model: z3.ModelRef, depth: int) -> tuple[Move, ...]:
-        return tuple(
-            self.enc.decode_move(model, selector).move for selector in self.selectors[:depth]
-        )
+        """The model's moves of the first `depth` steps."""
+        return tuple(self.enc.decode_move(model, s).move for s in self.selectors[:depth])
 
 
 class _Cell:
@@ -130,8 +135,16 @@ def check_configs(
     invariants: Sequence[Invariant] = tuple(Invariant),
     timeout: float = 60.0,
     max_depth: int = 200,
+    method: str = METHOD_KIND,
 ) -> list[CellResult]:
     """Verdicts for configs that share a variant and a scenario (one unrolling).
+
+    With `method` "invariant", each environment first gets the explicit
+    explorer's reachable states as a candidate inductive invariant
+    (`reachset.reachable_invariant`); the cells it implies are proved by z3's
+    check of it, and bounded model checking looks for the others' shortest
+    counterexamples. With "k-induction" (the default), bounded model checking
+    alone decides every cell.
 
     Environments that differ only in options no move of this scenario reads have
     the same transition relation; each such group is checked once and its
@@ -190,11 +203,15 @@ def check_configs(
         result: z3.CheckSatResult = solver.check(*assumptions)
         return result
 
-    def give_up(key: Key, reason: str) -> None:
-        for cell in open_cells(key):
-            finish(cell, UNKNOWN, None, METHOD_BMC, reason=reason)
+    def give_up(keys: Sequence[Key], reason: str) -> None:
+        for key in keys:
+            for cell in open_cells(key):
+                finish(cell, UNKNOWN, None, METHOD_BMC, reason=reason)
 
-    while open_keys():
+    if method == METHOD_INVARIANT:
+        for key, members in groups.items():
+            _prove_by_invariant(enc, members[0], open_cells(key), finish, started, timeout)
+    while keys := open_keys():
         d = unrolling.depth
         state = unrolling.states[d]
         inexact = enc.inexact(state)
@@ -214,8 +231,7 @@ def check_configs(
             )
             if answer != z3.sat:
                 if answer == z3.unknown:
-                    for key in keys:
-                        give_up(key, _timeout_reason(timeout, d))
+                    give_up(keys, _timeout_reason(timeout, d))
                 break
             found = enc.env_key(_environment(enc.env_of(solver.model())))
             for cell in open_cells(found):
@@ -229,15 +245,14 @@ def check_configs(
             if open_cells(found):
                 answer = query(cube[found], inexact)
                 if answer == z3.sat:
-                    give_up(found, _inexact_reason(enc, unrolling, solver.model(), d))
+                    give_up([found], _inexact_reason(enc, unrolling, solver.model(), d))
                 elif answer == z3.unknown:
-                    give_up(found, _timeout_reason(timeout, d))
+                    give_up([found], _timeout_reason(timeout, d))
         keys = open_keys()
         if not keys:
             break
         if d >= max_depth:
-            for key in keys:
-                give_up(key, f"no verdict within {max_depth} steps")
+            give_up(keys, f"no verdict within {max_depth} steps")
             break
         # 2. does any run of an open environment go on for one more step?
         unrolling.extend()
@@ -247,8 +262,7 @@ def check_configs(
                 for cell in open_cells(key):
                     finish(cell, PROVED, d + 1, METHOD_KIND)
         elif answer == z3.unknown:
-            for key in keys:
-                give_up(key, _timeout_reason(timeout, d + 1))
+            give_up(keys, _timeout_reason(timeout, d + 1))
     results: list[CellResult] = []
     for key, members in groups.items():
         for invariant in invariants:
@@ -256,6 +270,39 @@ def check_configs(
             assert result is not None
             results.extend(_for_member(result, config) for config in members)
     return results
+
+
+def _prove_by_invariant(
+    enc: Encoding,
+    config: Config,
+    cells: Sequence[_Cell],
+    finish: Callable[..., None],
+    started: float,
+    timeout: float,
+) -> None:
+    """Prove what the reachable-set invariant implies; leave the rest open."""
+    states = list(reachable(config))
+    conjuncts = reachable_invariant(config, enc, states)
+    left = timeout - (time.perf_counter() - started)
+    result = check_inductive(
+        enc, conjuncts, [cell.invariant for cell in cells], config.environment, left
+    )
+    if not result.inductive:
+        reason = result.reason or (
+            "the explorer's reachable states are not an inductive invariant of the encoding: "
+            + (result.failure.describe() if result.failure is not None else "")
+        )
+        for cell in cells:
+            finish(cell, UNKNOWN, None, METHOD_INVARIANT, reason=reason)
+        return
+    for cell in cells:
+        if result.proves(cell.invariant):
+            finish(
+                cell,
+                PROVED,
+                None,
+                f"{METHOD_INVARIANT} ({len(states)} states, {result.conjuncts} conjuncts)",
+            )
 
 
 def _environment(flags: dict[str, bool]) -> Environment:
