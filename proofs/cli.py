@@ -23,6 +23,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
     conform_cli.register,
     demo_cli.register,
     livekit_cli.register,
+    __import__("proofs.verify_cli").verify_cli.register,
 ]
 
 
