@@ -1138,14 +1138,15 @@ class Encoding:
                 for i in range(self.n)
                 if true(s[f"T{t}.pend.{_K[kind]}.{i}"])
             ]
-            tasks.append(
-                {
-                    "pc": pc,
-                    "bound": true(s[f"T{t}.bound"]),
-                    "request": lst(f"T{t}.req"),
-                    "pending": pending,
-                }
-            )
+            task: dict[str, Any] = {"pc": pc}
+            if pc in (Pc.WAIT_ACTIVITY.value, Pc.WAIT_PROVIDER.value):
+                if true(s[f"T{t}.bound"]):
+                    task["request"] = "the live local context"
+                else:
+                    task["request"] = lst(f"T{t}.req")
+            if pending:
+                task["pending"] = pending
+            tasks.append(task)
 
         def lock(name: str) -> dict[str, Any]:
             head, tail = num(s[f"{name}.head"]), num(s[f"{name}.tail"])

@@ -1,0 +1,170 @@
+"""`ackguard verify`: exit codes, the table, JSON, timelines, Mermaid and ITF."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proofs.cli import main
+
+#: cheap cells: the seed's overlapping push (one invariant), a replacement that
+#: deletes the model's own item (both invariants fail), and one that holds
+OVERLAP = [
+    "--variant", "unlocked", "--scenario", "overlapping-push", "--environment", "base",
+    "--invariant", "no-unintended-delete",
+]  # fmt: skip
+FAILS = [
+    "--variant", "unlocked", "--scenario", "server-item-during-replacement",
+    "--environment", "server-items",
+]  # fmt: skip
+HOLDS = ["--variant", "lock3", "--scenario", "server-item-during-replacement", "--environment",
+         "base"]  # fmt: skip
+
+
+def _verify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["verify", "--jobs", "1", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_matching_verdicts_exit_0_with_a_table_and_a_last_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _verify(capsys, *FAILS, "--environment", "base")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0].split()[:4] == ["variant", "invariant", "environment", "verdict"]
+    assert "counterexample at depth 3" in out and "server-item-during-replacement" in out
+    assert "proved" in out and "k-induction" in out and "items<=2 tasks<=1 pool<=1" in out
+    assert lines[-1].startswith("every verdict matched the catalog's expectation")
+
+
+def test_an_unknown_is_a_mismatch_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _verify(capsys, *HOLDS, "--timeout", "0.001")
+    assert code == 1
+    assert "unknown" in out and "MISMATCH" in out
+    assert "DID NOT MATCH" in out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--variant", "nope"],
+        ["--scenario", "nope"],
+        ["--invariant", "nope"],
+        ["--environment", "bogus"],
+        ["--timeout", "-1"],
+        ["--timeout", "soon"],
+        ["--method", "magic"],
+        ["--jobs", "0"],
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    try:
+        code = main(["verify", *args])
+    except SystemExit as exit_info:  # argparse's own checks
+        code = int(str(exit_info.code))
+    assert code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_unknown_names_exit_2_through_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "--variant", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "unknown variant 'nope'" in err and "lock3" in err
+
+
+def test_json_cells_have_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _verify(capsys, *FAILS, "--json")
+    assert code == 0
+    cells = json.loads(out)
+    assert len(cells) == 2
+    for cell in cells:
+        for key in (
+            "variant",
+            "invariant",
+            "environment",
+            "scenario",
+            "verdict",
+            "expected",
+            "depth",
+            "method",
+            "bound",
+            "seconds",
+            "trace",
+        ):
+            assert key in cell
+        assert cell["verdict"] == "counterexample" == cell["expected"]
+        assert cell["scenario"] == "server-item-during-replacement"
+        assert cell["method"] == "bmc" and cell["bound"] == "items=2 tasks=1 pool=1"
+        assert len(cell["trace"]) == cell["depth"]
+        step = cell["trace"][0]
+        assert {"step", "move", "task", "site", "item", "text", "state"} <= set(step)
+
+
+def test_trace_prints_a_numbered_timeline_a_reviewer_can_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _verify(capsys, *OVERLAP, "--trace")
+    assert code == 0
+    assert "acknowledged, not meant to be removed" in out
+    assert "  6. " in out and "user-turn" in out and "tool-outputs" in out
+
+
+def test_mermaid_draws_one_lifeline_per_task_the_session_and_the_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _verify(capsys, *OVERLAP, "--mermaid")
+    assert code == 0
+    diagram = out[out.index("sequenceDiagram") :]
+    assert "participant T0 as T0 tool-outputs" in diagram
+    assert "participant T1 as T1 user-turn" in diagram
+    assert "participant S as session" in diagram and "participant V as server" in diagram
+    assert "S->>V: delete" in diagram
+    assert "VIOLATED" in diagram
+
+
+def test_itf_writes_one_trace_per_counterexample(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = _verify(capsys, *FAILS, "--itf", str(tmp_path / "traces"))
+    assert code == 0 and "wrote 2 ITF trace(s)" in err
+    files = sorted((tmp_path / "traces").glob("*.itf.json"))
+    assert len(files) == 2
+    document = json.loads(files[0].read_text())
+    assert document["#meta"]["format"] == "ITF"
+    assert "action" in document["vars"] and "server" in document["vars"]
+    states = document["states"]
+    assert states[0]["#meta"] == {"index": 0}
+    assert states[0]["action"] == "init"
+    assert states[1]["action"].split()[0] in ("call", "copy", "model-creates")
+    assert states[1]["mbt::actionTaken"] == states[1]["action"]
+    for state in states:
+        assert set(document["vars"]) <= set(state)
+    assert states[-1]["tasks"][0]["pc"]
+    assert states[0]["created"] == {"#bigint": "0"}
+
+
+def test_itf_into_one_file_needs_exactly_one_counterexample(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "one.itf.json"
+    code, _, _ = _verify(
+        capsys, *FAILS, "--invariant", "no-unintended-delete", "--itf", str(target)
+    )
+    assert code == 0 and json.loads(target.read_text())["states"]
+    assert main(["verify", "--jobs", "1", *FAILS, "--itf", str(tmp_path / "two.json")]) == 2
+    assert "2 counterexamples" in capsys.readouterr().err
+
+
+def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["verify", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "ackguard verify --variant lock3" in out and "exit status" in out
