@@ -4,8 +4,9 @@ A team porting the fix writes an `Adapter` (see `adapter.py`) for its own code
 and reuses the rest: `Lockstep` (one run, stimulus by stimulus), `exhaust`
 (every stimulus sequence up to a depth), `Lockstep.replay_moves` (a model
 counterexample), `conformance_machine` (Hypothesis, with bursts and schedules),
-and `check_variant` (what `ackguard conform` reports). `docs/conformance.md`
-is the guide.
+`check_variant` (what `ackguard conform` reports), and `conformance_test_case`
+(all three modes as a unittest TestCase for a team's own pytest suite).
+`docs/conformance.md` is the guide; `docs/porting.md` walks a team through it.
 """
 
 from proofs.conformance.abstraction import abstract
@@ -25,6 +26,7 @@ from proofs.conformance.loop import ControlledLoop, Replay, Schedule, new_loop
 from proofs.conformance.machine import conformance_machine, machine_settings
 from proofs.conformance.run import CellReport, VariantReport, check_cell, check_variant
 from proofs.conformance.steps import Step, format_steps, parse_steps
+from proofs.conformance.testing import conformance_test_case
 
 __all__ = [
     "Adapter",
@@ -50,6 +52,7 @@ __all__ = [
     "check_cell",
     "check_variant",
     "conformance_machine",
+    "conformance_test_case",
     "exhaust",
     "format_steps",
     "impl_adapter",
