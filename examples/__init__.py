@@ -1,0 +1,1 @@
+"""Worked examples of porting ackguard's checks to code shaped unlike `impl/`."""

@@ -1,0 +1,353 @@
+"""The conformance adapter for the callback-session example.
+
+ackguard's harness drives this adapter with the model's stimuli (a site call,
+the application's copy, each delivery, a timeout) and compares what `observe`
+reports with the model after every step. Writing one for your own code is three
+jobs, each marked below:
+
+1. **Drive**: turn each stimulus into a call of your code or of your fake
+   server (`call`, `server_apply`, ...). A site call runs as its own asyncio
+   task; a timeout fires on virtual time, never by sleeping.
+2. **Watch**: record what the model tracks and your code does not keep:
+   which task sent each op (the fake server), which object a push diffed and
+   whether it was the live history then, each push's snapshot (`WatchedSession`,
+   a subclass, so the production class carries no probes).
+3. **Translate**: report it all in the model's vocabulary (`Observation`):
+   item ids of the scenario, task numbers, phases.
+
+The phases are read off the code's own state instead of being recorded: a task
+queued at the agent's gate waits for the activity lock, one queued at the
+session's gate waits for the provider lock, one with a sync under way waits
+for acks. That works only when every task is blocked, which is exactly when
+the harness looks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from examples.callback_session.agent import VoiceAgent
+from examples.callback_session.fake_server import FakeAcmeServer, Origin, Sent
+from examples.callback_session.session import (
+    AckKey,
+    AckTimeout,
+    CallbackSession,
+    Conversation,
+    Gate,
+    Item,
+    Sync,
+)
+from impl.fake_server import VirtualClock
+from model import Config, EventKind, OpKind, Pc
+from proofs.conformance import (
+    Adapter,
+    AdapterFactory,
+    EventView,
+    LockView,
+    Observation,
+    OpView,
+    TaskView,
+)
+
+#: The catalog sites this agent has; a scenario that calls another cannot run.
+SITES = frozenset(
+    {"user-turn", "tool-outputs", "interrupted-tool-outputs", "replacement", "cleanup"}
+)
+
+_ROLES = {
+    "user-turn": "user",
+    "tool-outputs": "tool",
+    "interrupted-tool-outputs": "tool",
+    "replacement": "assistant",
+}
+
+
+class UnsupportedSite(ValueError):
+    """The scenario calls a site this agent does not have."""
+
+
+class WatchedSession(CallbackSession):
+    """The production session, recording per task what the harness needs to see."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The live history object of the agent (set by the adapter).
+        self.live: Callable[[], Conversation] = Conversation
+        self.snapshots: dict[Origin, tuple[Conversation, tuple[str, ...]]] = {}
+        self.reads: dict[Origin, tuple[tuple[str, ...], bool]] = {}
+        self.syncs: dict[Origin, Sync] = {}
+        self.failed: set[Origin] = set()
+
+    @property
+    def conversation(self) -> Conversation:
+        taken = super().conversation
+        self.snapshots[asyncio.current_task()] = (taken, taken.keys())
+        return taken
+
+    def _start(self, context: Conversation) -> Sync:
+        me = asyncio.current_task()
+        self.reads[me] = (context.keys(), context is self.live())
+        sync = super()._start(context)
+        self.syncs[me] = sync
+        return sync
+
+    async def sync(self, context: Conversation) -> None:
+        try:
+            await super().sync(context)
+        except AckTimeout:
+            self.failed.add(asyncio.current_task())
+            raise
+
+
+#: Builds the agent under test; tests pass a deliberately broken subclass.
+AgentFactory = Callable[[CallbackSession, Conversation], VoiceAgent]
+
+
+class AcmeAdapter:
+    """One run of the example agent over the fake server, for one model config."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        agent_factory: AgentFactory = VoiceAgent,
+        session_class: type[WatchedSession] = WatchedSession,
+    ) -> None:
+        self.config = config
+        scenario = config.scenario
+        unsupported = sorted({call.site for call in scenario.calls} - SITES)
+        if unsupported:
+            raise UnsupportedSite(
+                f"scenario {scenario.name!r} calls {', '.join(unsupported)}, which the example "
+                f"agent does not have; leave it out with "
+                f"conformance_test_case(..., sites={sorted(SITES)!r})"
+            )
+        # -- the scenario's ids become items; server-made ones get the server's keys
+        self.items: dict[str, Item] = {key: Item(key, "user", key) for key in scenario.items()}
+        for call in scenario.calls:
+            for key in call.adds:
+                self.items[key] = Item(key, _ROLES.get(call.site, "assistant"), f"text of {key}")
+        #: Model id of each key the server assigned.
+        self.names: dict[str, str] = {}
+        self.keys: dict[str, str] = {}
+        self.server = FakeAcmeServer(self.items[key] for key in scenario.server)
+        self.clock = VirtualClock()
+        self.session = session_class(
+            self.server,
+            timer=self.clock,
+            history=[self.items[key] for key in scenario.server],
+        )
+        self.agent = agent_factory(
+            self.session, Conversation(self.items[key] for key in scenario.initial_local)
+        )
+        self.session.live = lambda: self.agent.history
+        # -- per call: its task, the application's copy, the object it pushes, its base
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.copies: dict[int, tuple[Conversation, tuple[str, ...]]] = {}
+        self.requests: dict[int, Conversation] = {}
+        self.bases: dict[int, frozenset[str]] = {}
+        self.learned: set[str] = set()
+
+    # -- 1. drive ----------------------------------------------------------------------
+
+    def copy(self, task: int) -> None:
+        copied = self.agent.history.copy()
+        self.copies[task] = (copied, copied.keys())
+
+    def call(self, task: int) -> None:
+        started = asyncio.get_running_loop().create_task(self._site(task), name=f"T{task}")
+        self.tasks[task] = started
+
+    async def _site(self, task: int) -> None:
+        """What the application and the framework do for one call of a site."""
+        call = self.config.call(task)
+        adds = [self.items[key] for key in call.adds]
+        agent = self.agent
+        if call.site == "user-turn":
+            (message,) = adds
+            await agent.on_user_text(message)
+        elif call.site in ("tool-outputs", "interrupted-tool-outputs"):
+            await agent.on_tool_results(adds)
+        elif call.site == "replacement":
+            if task not in self.copies:
+                self.copy(task)  # the application copies as it calls
+            edited, seen = self.copies[task]
+            for key in call.drops:
+                edited.discard(key)
+            for item in adds:
+                edited.upsert(item)
+            self.requests[task] = edited
+            self.bases[task] = frozenset(seen) | frozenset(call.drops)
+            await agent.replace_history(edited)
+        elif call.site == "cleanup":
+            self.requests[task] = agent.history
+            self.bases[task] = frozenset(agent.history.keys()) | frozenset(call.drops)
+            await agent.drop_unplayed(call.drops)
+
+    def server_apply(self) -> None:
+        self.server.apply_next()
+
+    def server_reject(self) -> None:
+        self.server.reject_next()
+
+    def client_apply(self) -> None:
+        self.server.deliver_next()
+
+    def model_creates(self, item: str) -> None:
+        key = self.server.model_creates("assistant", f"function call {item}")
+        self.names[key] = item
+        self.keys[item] = key
+
+    def learn(self, item: str) -> None:
+        key = self.keys[item]
+        self.agent.learn(Item(key, "assistant", f"function call {item}"))
+        self.learned.add(item)
+
+    def timeout(self, task: int) -> None:
+        self.clock.fire(self.tasks[task])
+
+    # -- 2 and 3. watch and translate ---------------------------------------------------
+
+    def observe(self) -> Observation:
+        server = self.server
+        return Observation(
+            server=self._ids(server.conversation.keys()),
+            mirror=self._ids(self.session.mirror_keys()),
+            local=self._ids(self.agent.history.keys()),
+            to_server=tuple(self._op(sent) for sent in server.inbound),
+            to_client=tuple(self._event(e.event, e.answers) for e in server.in_flight()),
+            activity_lock=self._lock(self.agent.sync_gate),
+            provider_lock=self._lock(self.session.gate),
+            tasks=tuple(self._task(index) for index in range(len(self.config.scenario.calls))),
+            created=server.created,
+            learned=frozenset(self.learned),
+            acked=frozenset(self._ids(server.acked)),
+            reached=frozenset(self._ids(server.reached)),
+            removed=frozenset(self._ids(server.removed)),
+            deletes_sent=frozenset(
+                (self._who(origin), self._id(key), acked)
+                for origin, key, acked in server.deletes_sent
+            ),
+            refused=frozenset(self._ids(server.refused)),
+            recreated=frozenset(
+                (self._who(origin), self._id(key)) for origin, key in server.recreated
+            ),
+        )
+
+    def errors(self) -> list[str]:
+        return [
+            f"T{index}: {task.exception()!r}"
+            for index, task in sorted(self.tasks.items())
+            if task.done() and not task.cancelled() and task.exception() is not None
+        ]
+
+    def close(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+
+    def _id(self, key: str) -> str:
+        return self.names.get(key, key)
+
+    def _ids(self, keys: tuple[str, ...] | set[str]) -> tuple[str, ...]:
+        return tuple(self._id(key) for key in keys)
+
+    def _who(self, origin: Origin) -> int:
+        for index, task in self.tasks.items():
+            if task is origin:
+                return index
+        raise RuntimeError(f"an op was sent outside any site call ({origin!r})")
+
+    def _ack(self, ack: AckKey) -> tuple[OpKind, str]:
+        return (OpKind(ack[0]), self._id(ack[1]))
+
+    def _op(self, sent: Sent) -> OpView:
+        message = sent.message
+        if message["type"] == "item.delete":
+            return OpView(OpKind.DELETE, self._id(message["key"]), None, self._who(sent.origin))
+        after = message["after"]
+        return OpView(
+            OpKind.CREATE,
+            self._id(message["item"]["key"]),
+            None if after is None else self._id(after),
+            self._who(sent.origin),
+        )
+
+    def _event(self, event: dict[str, Any], answers: Sent | None) -> EventView:
+        task = None if answers is None else self._who(answers.origin)
+        if event["type"] == "item.created":
+            after = event["after"]
+            return EventView(
+                EventKind.ADDED,
+                self._id(event["item"]["key"]),
+                None if after is None else self._id(after),
+                task=task,
+            )
+        if event["type"] == "item.deleted":
+            return EventView(EventKind.DELETED, self._id(event["key"]), task=task)
+        assert answers is not None, "an error answers an op"
+        op = answers.message
+        if op["type"] == "item.delete":
+            return EventView(EventKind.REJECTED, self._id(op["key"]), op=OpKind.DELETE, task=task)
+        item = self._id(op["item"]["key"])
+        return EventView(EventKind.REJECTED, item, op=OpKind.CREATE, task=task)
+
+    def _lock(self, gate: Gate) -> LockView:
+        holder = None if gate.owner is None else self._who(gate.owner)
+        return LockView(holder, tuple(self._who(task) for task in gate.waiting()))
+
+    def _task(self, index: int) -> TaskView:
+        task = self.tasks.get(index)
+        copy = self.copies.get(index)
+        seen = None if copy is None else self._ids(copy[1])
+        if task is None:
+            return TaskView(Pc.COPIED if copy is not None else Pc.IDLE, copy=seen)
+        session = self.session
+        request = self.requests.get(index)
+        base = self.bases.get(index, frozenset())
+        snapshot = session.snapshots.get(task)
+        if snapshot is not None:
+            request, snapped = snapshot
+            base = frozenset(snapped)
+        read = session.reads.get(task)
+        sync = session.syncs.get(task)
+        pending: frozenset[tuple[OpKind, str]] = frozenset()
+        if task.done():
+            phase = Pc.FAILED if task in session.failed else Pc.DONE
+        elif task in self.agent.sync_gate.waiting():
+            phase = Pc.WAIT_ACTIVITY
+        elif task in session.gate.waiting():
+            phase = Pc.WAIT_PROVIDER
+        elif sync is not None and not sync.done.done():
+            phase = Pc.WAIT_ACKS
+            pending = frozenset(self._ack(ack) for ack in sync.pending)
+        else:
+            raise RuntimeError(f"T{index} is blocked where the model has no await")
+        return TaskView(
+            phase=phase,
+            copy=seen,
+            request=None if request is None else self._ids(request.keys()),
+            request_is_live=request is not None and request is self.agent.history,
+            read=None if read is None else self._ids(read[0]),
+            bound_at_read=read is not None and read[1],
+            base=frozenset(self._ids(tuple(base))),
+            pending=pending,
+        )
+
+
+def acme_adapter(config: Config) -> Adapter:
+    """The factory the harness calls for each run: the example as shipped."""
+    return AcmeAdapter(config)
+
+
+def acme_factory(
+    agent_factory: AgentFactory = VoiceAgent,
+    session_class: type[WatchedSession] = WatchedSession,
+) -> AdapterFactory:
+    """A factory running other agent or session classes (the tests' mutants)."""
+
+    def build(config: Config) -> Adapter:
+        return AcmeAdapter(config, agent_factory=agent_factory, session_class=session_class)
+
+    return build
