@@ -1,0 +1,129 @@
+"""Every command in docs/porting.md runs as the page says, in a fresh directory.
+
+The commands are the lines of the page's fenced `sh` blocks, run in order in a
+temporary directory holding a copy of `examples/` (a later step reads what an
+earlier one wrote). A trailing `# exit N` is the status the page promises;
+otherwise 0. A `text` block right after an `sh` block is what its last command
+prints (durations aside).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from attrs import frozen
+
+from examples.callback_session.adapter import acme_factory
+from proofs.conformance import conformance_test_case
+from tests.examples.mutants import USER_TURN_UNGATED
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "porting.md"
+
+_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
+_EXIT = re.compile(r"\s+#\s*exit (\d+)\s*$")
+_DURATION = re.compile(r"\d+(\.\d+)? ?s\b")
+
+
+@frozen
+class Command:
+    line: int
+    text: str
+    status: int
+    #: What the command prints, line by line (only for the last one of a block).
+    prints: tuple[str, ...] = ()
+
+
+def commands(page: str) -> list[Command]:
+    found: list[Command] = []
+    blocks = list(_BLOCK.finditer(page))
+    for index, block in enumerate(blocks):
+        if block.group(1) != "sh":
+            continue
+        first = page.count("\n", 0, block.start(2)) + 1
+        lines = block.group(2).splitlines()
+        for offset, line in enumerate(lines):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            status = _EXIT.search(line)
+            text = _EXIT.sub("", line) if status else line
+            found.append(Command(first + offset, text, int(status.group(1)) if status else 0))
+        after = blocks[index + 1] if index + 1 < len(blocks) else None
+        if after and after.group(1) == "text" and not page[block.end() : after.start()].strip():
+            last = found[-1]
+            found[-1] = Command(
+                last.line, last.text, last.status, tuple(after.group(2).splitlines())
+            )
+    return found
+
+
+def _normal(text: str) -> str:
+    return _DURATION.sub("N s", text).rstrip()
+
+
+def test_the_page_has_a_command_for_every_step() -> None:
+    texts = [command.text for command in commands(DOC.read_text())]
+    for needed in ("ackguard audit", "--emit-sites", "ackguard explore --sites", "pytest"):
+        assert any(needed in text for text in texts), needed
+
+
+def test_every_command_runs_as_the_page_says(tmp_path: Path) -> None:
+    shutil.copytree(
+        ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+
+    def start(command: Command) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["bash", "-c", command.text],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    # pytest reads only examples/, so it runs beside the others (which run in order)
+    page = commands(DOC.read_text())
+    beside = {command: start(command) for command in page if command.text.startswith("pytest")}
+    for command in page:
+        process = beside.get(command) or start(command)
+        output, _ = process.communicate()
+        where = f"docs/porting.md:{command.line}: {command.text}"
+        assert process.returncode == command.status, (
+            f"{where}\nexited {process.returncode}, the page says {command.status}\n{output}"
+        )
+        printed = [_normal(line) for line in output.splitlines()]
+        for line in command.prints:
+            assert any(_normal(line) in have for have in printed), (
+                f"{where}\ndoes not print {line!r}\n{output}"
+            )
+
+
+def test_the_failure_the_page_shows_is_the_harness_s_own() -> None:
+    page = DOC.read_text()
+    shown = page[page.index("lock5 / overlapping-push / base, exhaustive:") :]
+    shown = shown[: shown.index("```")].rstrip("\n")
+    case = conformance_test_case(
+        acme_factory(USER_TURN_UNGATED.agent_class()),
+        variant="lock5",
+        scenarios=["overlapping-push"],
+        modes=("exhaustive",),
+    )
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)
+    (failure,) = result.failures
+    message = failure[1][failure[1].index("lock5 / overlapping-push") :]
+    position = 0
+    for part in shown.split("\n[...]\n"):
+        found = message.find(part, position)
+        assert found >= 0, f"the page shows\n{part}\nthe harness says\n{message}"
+        position = found + len(part)
