@@ -257,7 +257,10 @@ class AcmeAdapter:
         for index, task in self.tasks.items():
             if task is origin:
                 return index
-        raise RuntimeError(f"an op was sent outside any site call ({origin!r})")
+        raise RuntimeError(
+            f"an op was sent outside any site call ({origin!r}): send only from the tasks "
+            "that `call` starts, or teach `_who` the task that sent it"
+        )
 
     def _ack(self, ack: AckKey) -> tuple[OpKind, str]:
         return (OpKind(ack[0]), self._id(ack[1]))
@@ -323,7 +326,10 @@ class AcmeAdapter:
             phase = Pc.WAIT_ACKS
             pending = frozenset(self._ack(ack) for ack in sync.pending)
         else:
-            raise RuntimeError(f"T{index} is blocked where the model has no await")
+            raise RuntimeError(
+                f"T{index} is blocked where the model has no await: find the await it waits "
+                "at and compare with the step boundaries in docs/model.md"
+            )
         return TaskView(
             phase=phase,
             copy=seen,

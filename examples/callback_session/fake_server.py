@@ -118,7 +118,10 @@ class FakeAcmeServer:
         updates the mirror (the model's order: timeout, then client-apply).
         """
         if self._callback is None:
-            raise RuntimeError("no session registered a callback with on_event")
+            raise RuntimeError(
+                "no session registered a callback with on_event: build the session with "
+                "this server as its connection"
+            )
         emitted = self.outbound.popleft()
         self.delivered.append(emitted)
         asyncio.get_running_loop().call_soon(self._call_back, self._callback)

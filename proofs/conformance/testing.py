@@ -192,9 +192,7 @@ def _hypothesis(config: Config, factory: AdapterFactory, depth: int, examples: i
         except (Mismatch, _Unexpected) as error:
             notes = "\n".join(getattr(error, "__notes__", []))
             text = error.detail if isinstance(error, Mismatch) else str(error)
-            problem = (
-                f"{text}\nas Hypothesis ran it (bound the class name to the machine):\n{notes}"
-            )
+            problem = f"{text}\nthe steps, as Hypothesis shrank them:\n{notes}"
             self.fail(
                 _report(config, "Hypothesis (bursts and schedules)", [(problem, error.steps)])
             )

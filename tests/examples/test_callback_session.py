@@ -14,7 +14,7 @@ import pytest
 
 from examples.callback_session.adapter import SITES, acme_adapter, acme_factory
 from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Invariant
-from proofs.conformance import conformance_test_case, exhaust
+from proofs.conformance import Mismatch, conformance_test_case, exhaust
 from proofs.conformance.testing import MODES
 from tests.examples.mutants import NO_GATE, SNAPSHOT_BEFORE_GATE, USER_TURN_UNGATED, Mutant
 
@@ -82,8 +82,13 @@ def test_a_user_turn_without_the_gate_is_caught_in_both_modes_that_drive_it() ->
     exhaustive = failures["test_exhaustive__overlapping_push__base"]
     assert "MISMATCH after call T1" in exhaustive
     assert "activity_lock: model T1, implementation free" in exhaustive
-    assert 'parse_steps("call T1")' in exhaustive  # it says how to replay
     assert "state.call_T1(" in failures["test_hypothesis__overlapping_push__base"]
+    # the lines that replay it run, and raise the same mismatch
+    replay = exhaustive[exhaustive.index("    from model import") :]
+    code = "\n".join(line.removeprefix("    ") for line in replay.splitlines())
+    factory = acme_factory(USER_TURN_UNGATED.agent_class())
+    with pytest.raises(Mismatch, match="activity_lock: model T1, implementation free"):
+        exec(code, {"factory": factory})
 
 
 def test_a_snapshot_before_the_gate_is_caught_while_it_waits() -> None:
