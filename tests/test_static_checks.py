@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def _tool(name: str) -> str:
     beside = Path(sys.executable).with_name(name)
     found = str(beside) if beside.exists() else shutil.which(name)
-    assert found, f"{name} is not installed; install the test extra: pip install -e '.[test,livekit]'"
+    assert found, (
+        f"{name} is not installed; install the test extra: pip install -e '.[test,livekit]'"
+    )
     return found
 
 
