@@ -147,6 +147,8 @@ class RealtimeSession(SessionBase):
         self._acks: dict[AckKey, asyncio.Future[bool]] = {}
         #: Each op sent and not yet answered, by event id, to answer an error event.
         self._sent: dict[str, ClientOp] = {}
+        #: The ack future of each sent event id, while its push still waits.
+        self._by_event: dict[str, asyncio.Future[bool]] = {}
 
     async def update_chat_ctx(
         self, chat_ctx: ChatContext, *, base: frozenset[str] | None = None
@@ -180,6 +182,7 @@ class RealtimeSession(SessionBase):
             self._acks[key] = future
             futures[key] = future
             self._sent[op.event_id] = op
+            self._by_event[op.event_id] = future
             self._send(op)
         record = current_push()
         if record is not None:
@@ -188,6 +191,9 @@ class RealtimeSession(SessionBase):
 
     def _forget(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
         """The push is over (done, timed out or cancelled): drop its ack futures."""
+        mine = set(map(id, futures.values()))
+        for event_id in [e for e, f in self._by_event.items() if id(f) in mine]:
+            del self._by_event[event_id]
         for key, future in futures.items():
             if self._acks.get(key) is future:
                 del self._acks[key]
@@ -202,8 +208,17 @@ class RealtimeSession(SessionBase):
             future.set_result(ok)
 
     def _on_error(self, event: ErrorEvent) -> None:
-        op = self._sent.get(event.event_id)
+        # an error answers one sent event id: it resolves that op's own future, and
+        # only while its push still waits (a timed-out push's late rejection must not
+        # settle a later push's op on the same item, as the real session's per-push
+        # event-id futures ensure)
+        op = self._sent.pop(event.event_id, None)
         log.warning("the server rejected %s: %s", op, event.message)
         if op is not None:
             self.rejected.append(op)
-            self._on_ack(ack_key(op), False)
+        future = self._by_event.pop(event.event_id, None)
+        if future is None or future.done():
+            return
+        if op is not None and self._acks.get(ack_key(op)) is future:
+            del self._acks[ack_key(op)]
+        future.set_result(False)

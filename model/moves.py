@@ -386,13 +386,16 @@ def _client_apply(state: State, three_way: bool) -> State:
         key = (event.op, event.item)
     if event.task is None:
         return state
-    # the mirror-diff session resolves an ack by (kind, item), whoever sent the op,
-    # as the real session's futures do; the three-way session keys acks by op
+    # the mirror-diff session resolves an added or deleted event by (kind, item),
+    # whoever sent the op, as the real session's futures do; an error event answers
+    # one sent event id, so only its own push, if that push still waits for it.
+    # The three-way session keys every ack by op.
+    own_only = three_way or event.kind is EventKind.REJECTED
     tasks = tuple(
         evolve(task, pending=task.pending - {key})
         if task.pc is Pc.WAIT_ACKS
         and key in task.pending
-        and (not three_way or index == event.task)
+        and (not own_only or index == event.task)
         else task
         for index, task in enumerate(state.tasks)
     )

@@ -786,11 +786,15 @@ class Encoding:
             s.set_lst("mir", SList.ite(applied, mirror.remove(i), mirror))
             if self.three_way:
                 s[f"gone.{i}"] = bor(s[f"gone.{i}"], applied)
-        # resolve the ack: the mirror-diff session resolves (kind, item) in every
-        # task waiting for it; the three-way session only in the op's own task
+        # resolve the ack: the mirror-diff session resolves an added or deleted
+        # (kind, item) in every task waiting for it, a rejection only in the op's
+        # own task; the three-way session always only in the op's own task
         for t in self.tasks if not self.three_way else (slot[0],):
             name = f"T{t}.pend.{_K[kind]}.{i}"
-            s[name] = band(s[name], bnot(s.pc_is(t, Pc.WAIT_ACKS)))
+            resolves = s.pc_is(t, Pc.WAIT_ACKS)
+            if t != slot[0]:
+                resolves = band(resolves, applied)
+            s[name] = band(s[name], bnot(resolves))
         # the op leaves the expected view (a task sends one op per (kind, item))
         s[f"{key}.out"] = FALSE
         return s

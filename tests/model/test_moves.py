@@ -146,3 +146,24 @@ def test_a_new_site_is_one_more_record() -> None:
     state = run(cfg, Move(MoveKind.CALL, 0), Move(MoveKind.CALL, 1))
     assert state.local == ("msg0", "out1", "t1")
     assert state.tasks[1].pc is Pc.WAIT_PROVIDER
+
+
+def test_a_late_rejection_settles_only_its_own_push() -> None:
+    # the real session resolves an error event by its event id, among the futures
+    # of the push that sent it; a timed-out push's late rejection settles nothing
+    cfg = config("lock5", "overlapping-push", Environment(timeouts=True, rejections=True))
+    state = run(
+        cfg,
+        Move(MoveKind.CALL, 0),
+        Move(MoveKind.SERVER_REJECT, 0, "out1"),
+        Move(MoveKind.TIMEOUT, 0),
+    )
+    from attrs import evolve
+
+    from model.state import OpKind
+
+    # a later push waits for its own create of the same item
+    waiting = evolve(state.tasks[1], pc=Pc.WAIT_ACKS, pending=frozenset({(OpKind.CREATE, "out1")}))
+    state = evolve(state, tasks=(state.tasks[0], waiting))
+    after = step(state, cfg, Move(MoveKind.CLIENT_APPLY, 0, "out1"))
+    assert after.tasks[1].pending == {(OpKind.CREATE, "out1")}
