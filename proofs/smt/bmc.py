@@ -2,24 +2,26 @@
 
 One incremental z3 solver per (variant, scenario) holds the initial state and the
 transition relation unrolled step by step; the environment options are free
-Boolean constants of the encoding, fixed per query by assumption literals, so
-every environment of the catalog shares one unrolling.
+Boolean constants of the encoding, limited per query to the environments still
+open, so every environment of the catalog shares one unrolling.
 
-At each depth d (states 0..d, transitions 0..d-1 asserted), for each environment
-still open:
+At each depth d (states 0..d, transitions 0..d-1 asserted):
 
-1. is a state at depth d bad for an invariant still open, or inexact (an
-   exactness guard set)? Paths have exactly d steps, so the first depth with a
-   bad state is the length of a shortest counterexample: the same depth the
-   explorer's breadth-first search reports. The z3 model is decoded into the
-   model's `Move`s and replayed through `model.step`; the replay must reach a state
-   where `model.check` reports the violation.
-2. after adding the transition d -> d+1: does any path of d+1 steps exist? When
-   none does, every run of the model ends within d steps, so every reachable state
-   was checked at depths 0..d: the invariants still open are proved. This is the
-   forward termination criterion of k-induction (Sheeran, Singh, Stalmarck 2000:
-   no loop-free path of length k from an initial state) with k = d+1; the model's
-   runs are all finite, which is why the criterion closes.
+1. is a state at depth d, in some open environment, bad for an invariant still
+   open there, or inexact (an exactness guard set)? Only when one is does the
+   search narrow down to that environment and invariant. Paths have exactly d
+   steps, so the first depth with a bad state is the length of a shortest
+   counterexample: the depth the explorer's breadth-first search reports. The
+   z3 model is decoded into the model's `Move`s and replayed through
+   `model.step`; the replay must reach a state where `model.check` reports the
+   violation.
+2. after adding the transition d -> d+1: does any path of d+1 steps exist in an
+   open environment? When none does, every run of the model ends within d
+   steps, so every reachable state was checked at depths 0..d: the invariants
+   still open are proved. This is the forward termination criterion of
+   k-induction (Sheeran, Singh, Stalmarck 2000: no loop-free path of length k
+   from an initial state) with k = d+1; the model's runs are all finite, which
+   is why the criterion closes.
 
 A cell whose time budget runs out first is `unknown`, as is every open cell of an
 environment once an exactness guard is reachable (the encoding is then no longer

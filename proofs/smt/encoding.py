@@ -10,22 +10,23 @@ State variables (one copy per BMC step; `docs/proofs.md` has the full table):
 
 - the server conversation, the mirror, the local context, each task's request
   and copy: `SList`s (membership and precedence Booleans per item);
-- each task: its program counter (an enumeration sort with the model's `Pc`
-  values), whether its request is the live local context, its base, its pending
-  acks (one Boolean per (kind, item));
+- each task: its program counter (the model's `Pc` values as a 3-bit
+  enumeration), whether its request is the live local context, its base, its
+  pending acks (one Boolean per (kind, item));
 - each lock (activity, provider): an asyncio FIFO lock as a ticket dispenser,
-  `head`/`tail` counters and one ticket per task;
+  `head`/`tail` counters, per task a ticket and a queued flag;
 - both websocket FIFOs as *op slots*: a push sends at most one op per (kind,
-  item), so every op that can ever exist has a static slot (task, kind, item)
-  holding its status, its position in the op FIFO, its position in the event
-  FIFO (once the server answered it), its anchor and whether it was rejected;
-  events of server-created items have one slot per item of the server pool;
+  item) and each task pushes once, so every op that can ever exist has a static
+  slot (task, kind, item) holding its status, its anchor, whether it was
+  rejected or is outstanding, and its position in the event FIFO; each task's
+  batch has a number and an order over its items; events of server-created
+  items have one slot per item of the server pool;
 - ghost state for the invariants, and three *exactness guards* that a step sets
   when the encoding might not match the model (see `GUARDS`).
 
 The transition relation has one disjunct per move instance (a move kind applied
-to a task, op slot or pool item), selected by a bit-vector `mv` per step, which
-is also how a z3 model is decoded back into the model's `Move`s.
+to a task, op slot or pool item, and a branch of it), selected by a bit-vector
+`mv` per step, which is also how a z3 model is decoded back into `Move`s.
 """
 
 from __future__ import annotations

@@ -1,0 +1,108 @@
+"""z3 against the explorer on the whole catalog, and every counterexample replayed.
+
+One run of `proofs.smt.verify.run` covers every (variant, scenario, environment,
+invariant) of the catalog (variants x scenarios x `model.ENVIRONMENTS`); the tests
+below read it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from model import (
+    ENVIRONMENTS,
+    SCENARIOS,
+    VARIANTS,
+    Config,
+    Invariant,
+    Verdict,
+    check,
+)
+from proofs.explore import explore
+from proofs.smt.bmc import COUNTEREXAMPLE, PROVED, CellResult
+from proofs.smt.verify import run
+from proofs.trace import replay
+
+
+@pytest.fixture(scope="module")
+def results() -> list[CellResult]:
+    cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), timeout=600.0, jobs=2)
+    return [verdict.result for cell in cells for verdict in cell.scenarios]
+
+
+def test_every_catalog_cell_is_checked(results: list[CellResult]) -> None:
+    keys = {
+        (r.config.variant.name, r.config.scenario.name, r.config.environment, r.invariant)
+        for r in results
+    }
+    assert (
+        len(keys)
+        == len(results)
+        == (len(VARIANTS) * len(SCENARIOS) * len(ENVIRONMENTS) * len(Invariant))
+    )
+
+
+def test_z3_and_the_explorer_agree_on_verdict_and_shortest_depth(
+    results: list[CellResult],
+) -> None:
+    explorations: dict[Config, object] = {}
+    disagreements = []
+    for result in results:
+        config = result.config
+        if config not in explorations:
+            explorations[config] = explore(config)
+        finding = explorations[config].finding(result.invariant)  # type: ignore[attr-defined]
+        explorer = COUNTEREXAMPLE if finding.verdict is Verdict.COUNTEREXAMPLE else PROVED
+        depth = finding.depth
+        z3_depth = result.depth if result.verdict == COUNTEREXAMPLE else None
+        if (result.verdict, z3_depth) != (explorer, depth):
+            disagreements.append(
+                f"{config.variant.name} / {config.scenario.name} / {config.environment.name} / "
+                f"{result.invariant.value}: z3 {result.verdict} {z3_depth} {result.reason}, "
+                f"explorer {explorer} {depth}"
+            )
+    assert not disagreements, "\n".join(disagreements)
+
+
+def test_every_counterexample_replays_through_the_model(results: list[CellResult]) -> None:
+    counterexamples = [r for r in results if r.verdict == COUNTEREXAMPLE]
+    assert counterexamples
+    for result in counterexamples:
+        assert result.trace is not None
+        trace = replay(result.config, result.trace.moves)
+        assert trace.depth == result.depth
+        violation = check(trace.last, result.config, result.invariant)
+        assert violation is not None, result.config
+        assert violation == result.violation
+
+
+def test_every_verdict_is_the_catalogs_expectation(results: list[CellResult]) -> None:
+    wrong = [
+        (
+            r.config.variant.name,
+            r.config.scenario.name,
+            r.config.environment.name,
+            r.invariant.value,
+            r.verdict,
+        )
+        for r in results
+        if (r.verdict == COUNTEREXAMPLE)
+        != (
+            r.config.variant.expected(r.config.scenario.name, r.config.environment, r.invariant)
+            is Verdict.COUNTEREXAMPLE
+        )
+        or r.verdict not in (COUNTEREXAMPLE, PROVED)
+    ]
+    assert not wrong
+
+
+def test_proofs_name_their_method_and_bound(results: list[CellResult]) -> None:
+    for result in results:
+        if result.verdict == PROVED:
+            assert result.method == "k-induction"
+            assert result.depth is not None and result.depth >= 1
+            calls = len(result.config.scenario.calls)
+            assert result.bound.startswith(f"items={len(result.config.scenario.items())} ")
+            assert f"tasks={calls}" in result.bound
+        else:
+            assert result.method == "bmc"
