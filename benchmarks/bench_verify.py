@@ -1,0 +1,223 @@
+"""Benchmark of `ackguard verify` (z3): the full catalog, and how it scales.
+
+Run it with
+
+    .venv/bin/python benchmarks/bench_verify.py            # 5 full runs, then scaling
+    .venv/bin/python benchmarks/bench_verify.py --runs 1 --cap 120
+
+It prints Markdown tables (the ones in docs/proofs.md):
+
+1. the full default verify (every variant x invariant x environment over every
+   scenario, 2 worker processes): median wall time and CPU time of `--runs` runs,
+   and the distribution of the time each counterexample took;
+2. scaling with the number of items: a tool-output push of k outputs overlapping
+   a text user turn; the shortest counterexample (unlocked) and the proof (lock5);
+3. scaling with the number of concurrent pushes: 2 to 5 snapshot pushes of one
+   item each; the shortest counterexample (unlocked) and the proof (lock5).
+
+Scenarios for 2 and 3 are built on the fly from `model.Call` and `model.Scenario`.
+A measurement that runs past `--cap` seconds is reported as unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from model import (
+    ENVIRONMENTS,
+    SCENARIOS,
+    VARIANTS,
+    VARIANTS_BY_NAME,
+    Call,
+    Config,
+    Environment,
+    Invariant,
+    Scenario,
+)
+from proofs.smt.bmc import COUNTEREXAMPLE, check_configs
+from proofs.smt.simulation import reachable
+from proofs.smt.verify import run
+
+BASE = Environment()
+#: snapshot sites that lock5 locks, taken in turn by the pushes of the task series
+_LOCKED_SNAPSHOT_SITES = ("tool-outputs", "user-turn", "interrupted-tool-outputs")
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def full_verify(runs: int, jobs: int) -> dict[str, Any]:
+    walls, cpus = [], []
+    cex_seconds: list[float] = []
+    matched = True
+    for _ in range(runs):
+        cpu, started = _cpu(), time.perf_counter()
+        cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), 600.0, jobs)
+        walls.append(time.perf_counter() - started)
+        cpus.append(_cpu() - cpu)
+        matched = matched and all(cell.matched for cell in cells)
+        cex_seconds = [
+            verdict.result.seconds
+            for cell in cells
+            for verdict in cell.scenarios
+            if verdict.result.verdict == COUNTEREXAMPLE
+        ]
+    cex_seconds.sort()
+    return {
+        "runs": runs,
+        "jobs": jobs,
+        "wall_median": statistics.median(walls),
+        "wall_all": walls,
+        "cpu_median": statistics.median(cpus),
+        "matched": matched,
+        "counterexamples": len(cex_seconds),
+        "cex_median": statistics.median(cex_seconds) if cex_seconds else None,
+        "cex_max": cex_seconds[-1] if cex_seconds else None,
+        "cex_under_2s": sum(1 for s in cex_seconds if s < 2.0),
+    }
+
+
+def items_scenario(outputs: int) -> Scenario:
+    return Scenario(
+        name=f"{outputs}-outputs",
+        summary=f"a push of {outputs} tool outputs overlapping a text user turn",
+        calls=(
+            Call("tool-outputs", adds=tuple(f"out{i}" for i in range(outputs))),
+            Call("user-turn", adds=("hello",)),
+        ),
+    )
+
+
+def tasks_scenario(pushes: int) -> Scenario:
+    return Scenario(
+        name=f"{pushes}-pushes",
+        summary=f"{pushes} concurrent snapshot pushes of one item each",
+        calls=tuple(
+            Call(_LOCKED_SNAPSHOT_SITES[i % len(_LOCKED_SNAPSHOT_SITES)], adds=(f"item{i}",))
+            for i in range(pushes)
+        ),
+    )
+
+
+def measure(scenario: Scenario, cap: float) -> dict[str, Any]:
+    """Shortest counterexample of unlocked, proof of lock5 (by k-induction and by the
+    reachable-set invariant), for one scenario (base environment)."""
+    row: dict[str, Any] = {
+        "scenario": scenario.name,
+        "items": len(scenario.items()),
+        "tasks": len(scenario.calls),
+    }
+    for variant, kind, method in (
+        ("unlocked", "cex", "k-induction"),
+        ("lock5", "proof", "k-induction"),
+        ("lock5", "invariant", "invariant"),
+    ):
+        config = Config(VARIANTS_BY_NAME[variant], scenario, BASE)
+        started = time.perf_counter()
+        invariants = (Invariant.NO_UNINTENDED_DELETE,) if kind == "cex" else tuple(Invariant)
+        results = check_configs([config], invariants, timeout=cap, method=method)
+        seconds = time.perf_counter() - started
+        verdicts = {r.verdict for r in results}
+        row[f"{kind}_seconds"] = seconds
+        row[f"{kind}_verdict"] = "/".join(sorted(verdicts))
+        row[f"{kind}_depth"] = max((r.depth or 0) for r in results)
+        row[f"{kind}_states"] = sum(1 for _ in reachable(config))
+    return row
+
+
+def scaling(scenarios: Sequence[Scenario], cap: float) -> list[dict[str, Any]]:
+    rows = []
+    for scenario in scenarios:
+        row = measure(scenario, cap)
+        rows.append(row)
+        print(f"  {json.dumps(row)}", file=sys.stderr)
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| scenario | items | tasks | shortest counterexample (unlocked) | states | "
+        "proof, k-induction (lock5) | proof, reachable-set invariant (lock5) | states |",
+        "| --- | ---: | ---: | --- | ---: | --- | --- | ---: |",
+    ]
+    for row in rows:
+        cex = (
+            f"{row['cex_seconds']:.2f} s, depth {row['cex_depth']}"
+            if row["cex_verdict"] == "counterexample"
+            else f"{row['cex_verdict']} after {row['cex_seconds']:.0f} s"
+        )
+        proof = (
+            f"{row['proof_seconds']:.2f} s, k = {row['proof_depth']}"
+            if row["proof_verdict"] == "proved"
+            else f"{row['proof_verdict']} after {row['proof_seconds']:.0f} s"
+        )
+        invariant = (
+            f"{row['invariant_seconds']:.2f} s"
+            if row["invariant_verdict"] == "proved"
+            else f"{row['invariant_verdict']} after {row['invariant_seconds']:.0f} s"
+        )
+        lines.append(
+            f"| {row['scenario']} | {row['items']} | {row['tasks']} | {cex} | "
+            f"{row['cex_states']} | {proof} | {invariant} | {row['proof_states']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="full verify runs (default 5)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--cap", type=float, default=300.0, help="seconds per measurement")
+    parser.add_argument("--max-tasks", type=int, default=5)
+    parser.add_argument("--skip-full", action="store_true", help="only the scaling tables")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    figures: dict[str, Any] = {"cpus": os.cpu_count(), "load": os.getloadavg()}
+    if not args.skip_full:
+        print(f"full verify x {args.runs} ...", file=sys.stderr)
+        full = full_verify(args.runs, args.jobs)
+        figures["full"] = full
+        print("## Full default verify\n")
+        print(f"- runs: {full['runs']}, worker processes: {full['jobs']}")
+        print(
+            f"- median wall time: {full['wall_median']:.1f} s "
+            f"(all: {', '.join(f'{w:.1f}' for w in full['wall_all'])})"
+        )
+        print(f"- median CPU time (all processes): {full['cpu_median']:.1f} s")
+        print(f"- every verdict matched the catalog: {full['matched']}")
+        print(
+            f"- counterexamples: {full['counterexamples']}, time to each (its group's clock): "
+            f"median {full['cex_median']:.2f} s, max {full['cex_max']:.2f} s, "
+            f"{full['cex_under_2s']} under 2 s\n"
+        )
+    print("scaling with items ...", file=sys.stderr)
+    figures["items"] = scaling([items_scenario(k) for k in range(1, 5)], args.cap)
+    print("## Items (2 tasks, base environment)\n")
+    print(_table(figures["items"]) + "\n")
+    print("scaling with tasks ...", file=sys.stderr)
+    figures["tasks"] = scaling([tasks_scenario(n) for n in range(2, args.max_tasks + 1)], args.cap)
+    print("## Concurrent pushes (one item each, base environment)\n")
+    print(_table(figures["tasks"]) + "\n")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average at the end "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
