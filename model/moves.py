@@ -393,9 +393,7 @@ def _client_apply(state: State, three_way: bool) -> State:
     own_only = three_way or event.kind is EventKind.REJECTED
     tasks = tuple(
         evolve(task, pending=task.pending - {key})
-        if task.pc is Pc.WAIT_ACKS
-        and key in task.pending
-        and (not own_only or index == event.task)
+        if task.pc is Pc.WAIT_ACKS and key in task.pending and (not own_only or index == event.task)
         else task
         for index, task in enumerate(state.tasks)
     )
