@@ -31,12 +31,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from _calls import CALLS, combination
+
 from model import (
     INTERNAL_MOVES,
     SCENARIOS,
     VARIANTS,
     VARIANTS_BY_NAME,
-    Call,
     Config,
     Scenario,
     initial_state,
@@ -45,31 +46,9 @@ from model import (
 from model.environment import ALL, BASE
 from proofs.conformance.exhaustive import Exhaustion, exhaust
 
-#: Call kinds for scenarios beyond the catalog; `{}` is the call's position.
-CALLS: dict[str, Call] = {
-    "tool": Call("tool-outputs", adds=("out{}",)),
-    "itool": Call("interrupted-tool-outputs", adds=("iout{}",)),
-    "user": Call("user-turn", adds=("hello{}",)),
-    "spoken": Call("spoken-message", adds=("spk{}",)),
-    "repl": Call("replacement", adds=("note{}",)),
-    "repl-drop": Call("replacement", drops=("msg0",)),
-    "cleanup": Call("cleanup", drops=("asst1",)),
-}
-
 
 def pair_scenario(names: tuple[str, ...]) -> Scenario:
-    calls = tuple(
-        Call(CALLS[name].site, tuple(a.format(k) for a in CALLS[name].adds), CALLS[name].drops)
-        for k, name in enumerate(names)
-    )
-    return Scenario(
-        name="+".join(names),
-        summary="a pair of call kinds",
-        calls=calls,
-        server=("msg0", "asst1"),
-        local=("msg0",),
-        server_pool=("call1",),
-    )
+    return combination(names, "a pair of call kinds", server_pool=("call1",))
 
 
 def timed(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:

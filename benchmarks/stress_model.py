@@ -16,35 +16,15 @@ import itertools
 import sys
 import time
 
-from model import VARIANTS_BY_NAME, Call, Config, Scenario, Verdict
+from _calls import CALLS, combination
+
+from model import VARIANTS_BY_NAME, Config, Scenario, Verdict
 from model.environment import ALL
 from proofs.explore import explore
 
-#: The kinds of call a combination draws from; `{}` is the call's position.
-CALLS: dict[str, Call] = {
-    "tool": Call("tool-outputs", adds=("out{}",)),
-    "itool": Call("interrupted-tool-outputs", adds=("iout{}",)),
-    "user": Call("user-turn", adds=("hello{}",)),
-    "spoken": Call("spoken-message", adds=("spk{}",)),
-    "repl": Call("replacement", adds=("note{}",)),
-    "repl-drop": Call("replacement", drops=("msg0",)),
-    "cleanup": Call("cleanup", drops=("asst1",)),
-}
-
 
 def scenario(names: tuple[str, ...]) -> Scenario:
-    calls = tuple(
-        Call(CALLS[name].site, tuple(a.format(k) for a in CALLS[name].adds), CALLS[name].drops)
-        for k, name in enumerate(names)
-    )
-    return Scenario(
-        "+".join(names),
-        "stress",
-        calls,
-        server=("msg0", "asst1"),
-        local=("msg0",),
-        server_pool=("srv1",),
-    )
+    return combination(names, "stress", server_pool=("srv1",))
 
 
 def main() -> int:
