@@ -61,6 +61,11 @@ class SessionBase:
         self._recv_task: asyncio.Task[None] | None = None
         #: Every op the server rejected, in order (the real sessions log a warning).
         self.rejected: list[ClientOp] = []
+        self._init_pushes()
+
+    def _init_pushes(self) -> None:
+        """Set up the subclass's own bookkeeping of pushes and their ops."""
+        raise NotImplementedError
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -122,6 +127,28 @@ class SessionBase:
     def _send(self, op: ClientOp) -> None:
         self._transport.send(op)
 
+    def _send_changes(
+        self, chat_ctx: ChatContext, changes: list[DiffOp]
+    ) -> dict[AckKey, asyncio.Future[bool]]:
+        """Send one op per change, each registered with its ack future before it
+        goes out, and return the futures: no await in here."""
+        loop = asyncio.get_running_loop()
+        futures: dict[AckKey, asyncio.Future[bool]] = {}
+        for change in changes:
+            op = self._op(change)
+            future: asyncio.Future[bool] = loop.create_future()
+            self._register(op, future)
+            futures[ack_key(op)] = future
+            self._send(op)
+        record = current_push()
+        if record is not None:
+            record.on_diff(chat_ctx.ids(), futures)
+        return futures
+
+    def _register(self, op: ClientOp, future: asyncio.Future[bool]) -> None:
+        """Keep `op`, about to be sent, and the future its ack will resolve."""
+        raise NotImplementedError
+
     async def _await_acks(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
         """Wait for every future, or raise RealtimeError when the clock says time is up."""
         set_phase(Phase.WAIT_ACKS)
@@ -134,15 +161,7 @@ class SessionBase:
 class RealtimeSession(SessionBase):
     """The locked, mirror-diffing session (`MIRROR_DIFF`)."""
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        clock: Clock | None = None,
-        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
-        initial: Iterable[ChatItem] = (),
-    ) -> None:
-        super().__init__(transport, clock=clock, ack_timeout=ack_timeout, initial=initial)
+    def _init_pushes(self) -> None:
         self.lock = TracedLock("provider")
         self._acks: dict[AckKey, asyncio.Future[bool]] = {}
         #: Each op sent and not yet answered, by event id, to answer an error event.
@@ -173,21 +192,12 @@ class RealtimeSession(SessionBase):
 
     def _diff_and_send(self, chat_ctx: ChatContext) -> dict[AckKey, asyncio.Future[bool]]:
         """Diff, send, and register one ack future per op: no await in here."""
-        loop = asyncio.get_running_loop()
-        futures: dict[AckKey, asyncio.Future[bool]] = {}
-        for change in diff(self._mirror, chat_ctx):
-            op = self._op(change)
-            key = ack_key(op)
-            future: asyncio.Future[bool] = loop.create_future()
-            self._acks[key] = future
-            futures[key] = future
-            self._sent[op.event_id] = op
-            self._by_event[op.event_id] = future
-            self._send(op)
-        record = current_push()
-        if record is not None:
-            record.on_diff(chat_ctx.ids(), futures)
-        return futures
+        return self._send_changes(chat_ctx, diff(self._mirror, chat_ctx))
+
+    def _register(self, op: ClientOp, future: asyncio.Future[bool]) -> None:
+        self._acks[ack_key(op)] = future
+        self._sent[op.event_id] = op
+        self._by_event[op.event_id] = future
 
     def _forget(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
         """The push is over (done, timed out or cancelled): drop its ack futures."""

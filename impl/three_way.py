@@ -13,15 +13,13 @@ needed. A rejected op leaves the expected view, and nothing else changes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Sequence, Set
 
 from attrs import frozen
 
-from impl.chat_context import ChatContext, ChatItem, CreateItem, DeleteItem, DiffOp
-from impl.clock import Clock
-from impl.probe import current_push
-from impl.session import DEFAULT_ACK_TIMEOUT, RealtimeError, SessionBase
-from impl.transport import DELETE, AckKey, ClientOp, CreateOp, ErrorEvent, Transport, ack_key
+from impl.chat_context import ChatContext, CreateItem, DeleteItem, DiffOp
+from impl.session import RealtimeError, SessionBase
+from impl.transport import DELETE, AckKey, ClientOp, CreateOp, ErrorEvent, ack_key
 
 __all__ = ["Outstanding", "RealtimeError", "ThreeWaySession", "expected_view", "three_way_diff"]
 
@@ -80,15 +78,7 @@ def three_way_diff(expected: Sequence[str], base: Set[str], request: ChatContext
 class ThreeWaySession(SessionBase):
     """A session whose pushes need neither its lock nor an activity lock."""
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        clock: Clock | None = None,
-        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
-        initial: Iterable[ChatItem] = (),
-    ) -> None:
-        super().__init__(transport, clock=clock, ack_timeout=ack_timeout, initial=initial)
+    def _init_pushes(self) -> None:
         self._outstanding: list[Outstanding] = []
         #: Items whose deletion has been acknowledged.
         self._gone: set[str] = set()
@@ -150,22 +140,9 @@ class ThreeWaySession(SessionBase):
                 chat_ctx.discard(item_id)
         return self._diff(chat_ctx, base)
 
-    def _send_changes(
-        self, chat_ctx: ChatContext, changes: list[DiffOp]
-    ) -> dict[AckKey, asyncio.Future[bool]]:
-        """Send each change, each op entering the expected view as it goes out."""
-        loop = asyncio.get_running_loop()
-        futures: dict[AckKey, asyncio.Future[bool]] = {}
-        for change in changes:
-            op = self._op(change)
-            future: asyncio.Future[bool] = loop.create_future()
-            self._outstanding.append(Outstanding(op, future))
-            futures[ack_key(op)] = future
-            self._send(op)
-        record = current_push()
-        if record is not None:
-            record.on_diff(chat_ctx.ids(), futures)
-        return futures
+    def _register(self, op: ClientOp, future: asyncio.Future[bool]) -> None:
+        """The op enters the expected view as it goes out."""
+        self._outstanding.append(Outstanding(op, future))
 
     def _diff(self, chat_ctx: ChatContext, base: frozenset[str]) -> list[DiffOp]:
         return three_way_diff(self.expected_ids(), base, chat_ctx)
