@@ -52,3 +52,10 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
     return value
+
+
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--variant` and `--scenario`, each repeatable: the catalog entries to run,
+    every one of them when none is given (see `variants` and `scenarios`)."""
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")

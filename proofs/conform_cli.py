@@ -29,8 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
         epilog=_EXAMPLE,
     )
-    parser.add_argument("--variant", action="append", metavar="V", help="repeatable")
-    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    choices.add_catalog_arguments(parser)
     parser.add_argument(
         "--environment",
         action="append",
