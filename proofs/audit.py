@@ -412,6 +412,9 @@ class _ScopeAudit:
             return _Origin("local", expr, chain)
         if isinstance(expr, ast.Await):
             return self._origin(expr.value, depth + 1, chain)
+        if isinstance(expr, ast.Call) and self._is_mirror(expr.func):
+            # a session whose mirror is a method: ``self._session.snapshot()``
+            return _Origin("mirror", expr.func, chain)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             # a method called on a context (``.copy()``, ``.merge()``) keeps its origin,
             # except that a method of the live local context yields a copy of it

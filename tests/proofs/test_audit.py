@@ -245,6 +245,61 @@ def test_inline_snapshot_and_session_alias() -> None:
     ]
 
 
+METHOD_MIRROR = AuditConfig(
+    session_attr="_session",
+    mirror_attr="snapshot",
+    push_method="sync",
+    lock_attr="gate",
+    local_attr="history",
+    local_owner_attr=None,
+)
+
+
+def test_a_mirror_reached_through_a_method_call() -> None:
+    # a session whose mirror is a method: `--mirror-attr snapshot` names it
+    places = audit(
+        """
+        async def direct(self):
+            async with self.gate:
+                ctx = self._session.snapshot()
+                await self._session.sync(ctx)
+
+        async def chained(self):
+            async with self.gate:
+                ctx = self._session.snapshot().copy()
+                await self._session.sync(ctx)
+
+        async def aliased(self):
+            session = self._session
+            async with self.gate:
+                await session.sync(await session.snapshot())
+
+        async def outside(self):
+            ctx = self._session.snapshot()
+            async with self.gate:
+                await self._session.sync(ctx)
+
+        async def through_a_helper(self):
+            async with self.gate:
+                await self._session.sync(self._snapshot())
+
+        def _snapshot(self):
+            return self._session.snapshot()
+        """,
+        METHOD_MIRROR,
+    )
+    assert [(p.function, p.kind, p.lock, p.ok) for p in places] == [
+        ("Activity.direct", "mirror-snapshot", "gate", True),
+        ("Activity.chained", "mirror-snapshot", "gate", True),
+        ("Activity.aliased", "mirror-snapshot", "gate", True),
+        ("Activity.outside", "mirror-snapshot", None, False),
+        # per function: a helper of one's own is not followed (docs/porting.md)
+        ("Activity.through_a_helper", "unknown", "gate", True),
+        ("Activity._snapshot", "mirror-read", None, True),
+    ]
+    assert places[3].reason == "the snapshot (line 18) is taken outside the lock block"
+
+
 def test_mirror_reads_that_push_nothing_are_listed() -> None:
     places = audit(
         f"""
@@ -434,6 +489,22 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
         "ok": False,
         "reason": f"the snapshot and the push are not inside `async with self.{LOCK}`",
     }
+
+
+def test_cli_notes_when_it_finds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # exit 0 all the same: the pre-commit hook runs on files that push nothing
+    path = tmp_path / "agent.py"
+    path.write_text("class Activity:\n" + textwrap.indent(RENAMED, "    "))
+    assert main(["audit", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "0 places (0 pushes, 0 mirror reads), 0 breaking the lock discipline\n"
+    assert err.count("\n") == 1 and f"no push place in {path}" in err
+    assert "`<x>._rt_session.update_chat_ctx(...)`" in err and "--session-attr" in err
+    flags = ["--session-attr", "_session", "--mirror-attr", "history", "--push-method", "sync"]
+    main(["audit", str(path), *flags])
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
