@@ -111,7 +111,7 @@ def format_table(places: Sequence[Place]) -> str:
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header) - 1)]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]
-        for row in (header, *rows)
+        for row in ((header, *rows) if rows else ())
     ]
     broken = sum(not p.ok for p in places)
     pushes = sum(p.is_push for p in places)
@@ -137,6 +137,8 @@ def run_audit(args: argparse.Namespace) -> int:
     except AuditInputError as exc:
         print(f"ackguard audit: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    if not places:
+        print(_nothing_found(args.paths, config), file=sys.stderr)
     if args.emit_sites:
         sites = emit_sites(places)
         if args.emit_sites == "-":
@@ -158,6 +160,18 @@ def run_audit(args: argparse.Namespace) -> int:
     elif args.emit_sites != "-":
         print(format_table(places))
     return EXIT_BROKEN if any(not p.ok for p in places) else EXIT_OK
+
+
+def _nothing_found(paths: Sequence[str], config: AuditConfig) -> str:
+    """The note for an audit that found no place (still exit 0: a hook meets such files)."""
+    session = f"<x>.{config.session_attr}"
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return (
+        f"ackguard audit: note: no push place in {shown}: it looks for pushes "
+        f"`{session}.{config.push_method}(...)` and mirror reads `{session}.{config.mirror_attr}`; "
+        "if your code pushes under other names, give them with --session-attr, --mirror-attr "
+        "and --push-method (see --help)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
