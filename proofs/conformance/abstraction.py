@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from model import Event, Lock, Op, State, Task
-from proofs.conformance.adapter import EventView, LockView, Observation, OpView, TaskView
+from model import Lock, Op, State, Task
+from proofs.conformance.adapter import LockView, Observation, OpView, TaskView
 
 
 def abstract(observation: Observation) -> State:
@@ -29,7 +29,7 @@ def abstract(observation: Observation) -> State:
         mirror=observation.mirror,
         local=observation.local,
         to_server=tuple(_op(view) for view in observation.to_server),
-        to_client=tuple(_event(view) for view in observation.to_client),
+        to_client=observation.to_client,
         activity_lock=_lock(observation.activity_lock),
         provider_lock=_lock(observation.provider_lock),
         tasks=tuple(_task(view) for view in observation.tasks),
@@ -57,10 +57,6 @@ def _op(view: OpView) -> Op:
     if view.task is None:
         raise ValueError(f"op {view} has no sender")
     return Op(view.kind, view.item, view.after, view.task)
-
-
-def _event(view: EventView) -> Event:
-    return Event(view.kind, view.item, after=view.after, op=view.op, task=view.task)
 
 
 def _lock(view: LockView) -> Lock:

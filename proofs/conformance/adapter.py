@@ -19,7 +19,7 @@ from typing import Protocol
 
 from attrs import frozen
 
-from model import Config, EventKind, OpKind, Pc
+from model import Config, Event, OpKind, Pc
 
 
 @frozen
@@ -33,17 +33,10 @@ class OpView:
     task: int | None
 
 
-@frozen
-class EventView:
-    """An event the server emitted that the client has not applied yet."""
-
-    kind: EventKind
-    item: str
-    after: str | None = None
-    #: For a rejection: the kind of op rejected.
-    op: OpKind | None = None
-    #: The task whose op it answers; None for an item the model created.
-    task: int | None = None
+#: An event the server emitted that the client has not applied yet: the model's
+#: own `Event` (kind, item, the item it went after, the kind of op a rejection
+#: answers, the task whose op it answers), which needs no translation.
+EventView = Event
 
 
 @frozen
