@@ -48,7 +48,6 @@ def add_audit_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
             "directories and .whl/.zip archives without importing them."
         ),
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help=".py file, directory or .whl")
     parser.add_argument("--json", action="store_true", help="print the places as JSON")
@@ -175,12 +174,11 @@ def _nothing_found(paths: Sequence[str], config: AuditConfig) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry (``python -m proofs.audit_cli audit ...``), also used by tests."""
-    parser = argparse.ArgumentParser(prog="ackguard")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    add_audit_parser(subparsers)
-    args = parser.parse_args(argv)
-    return run_audit(args)
+    """Stand-alone entry (``python -m proofs.audit_cli audit ...``), also used by tests:
+    the ``ackguard`` command itself, so help and errors read the same."""
+    from proofs.cli import main as ackguard
+
+    return ackguard(argv)
 
 
 if __name__ == "__main__":

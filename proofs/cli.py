@@ -27,6 +27,26 @@ COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
 ]
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Prose is wrapped to the terminal; examples keep their line breaks.
+
+    Text is split into paragraphs at blank lines. A paragraph with an indented
+    line (`examples:` followed by one indented command a line) is printed as
+    written, so no command is broken in two; any other paragraph is filled.
+    Every subcommand gets this formatter (`build_parser`), so all render alike.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        filled = []
+        for part in text.split("\n\n"):
+            lines = part.strip("\n").splitlines()
+            if any(line.startswith(" ") for line in lines):
+                filled.append("\n".join(indent + line for line in lines))
+            elif lines:
+                filled.append(super()._fill_text(part, width, indent))
+        return "\n\n".join(filled)
+
+
 class _Parser(argparse.ArgumentParser):
     """Argument errors as one line and status 2, without the usage block."""
 
@@ -41,7 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
             "Check that concurrent chat-context pushes to a realtime provider never delete "
             "each other's acknowledged items."
         ),
-        epilog="example: ackguard verify --variant lock5 --trace",
+        epilog=(
+            "examples:\n"
+            "  ackguard verify --variant lock5 --scenario overlapping-push\n"
+            "  ackguard verify --variant lock3 --trace\n"
+            "  ackguard COMMAND --help"
+        ),
+        formatter_class=HelpFormatter,
     )
     subparsers = cast(
         "argparse._SubParsersAction[argparse.ArgumentParser]",
@@ -49,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for register in COMMANDS:
         register(subparsers)
+    for command in subparsers.choices.values():
+        command.formatter_class = HelpFormatter
     return parser
 
 

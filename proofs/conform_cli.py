@@ -13,7 +13,14 @@ from proofs.conformance.machine import conformance_machine, machine_settings
 from proofs.conformance.run import DEFAULT_DEPTH, CellReport, VariantReport, check_variant
 from proofs.conformance.steps import format_steps
 
-_EXAMPLE = "example: ackguard conform --variant lock3 --scenario replacement-first --depth 8"
+_EXAMPLE = """\
+examples:
+  ackguard conform --variant lock3 --scenario replacement-first --depth 8
+  ackguard conform --variant lock5 --environment all
+  ackguard conform --json
+
+exit status: 0 when every variant breaks exactly what the catalog expects (no mismatch,
+every counterexample reproduced), 1 when one does not, 2 on bad input."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "sequence up to a depth, and replay every counterexample the explorer finds. "
             "Per variant: sequences explored, mismatches between implementation and model, "
             "and the invariants the implementation breaks, each with its shortest failing "
-            "sequence. Exit 0 when every variant breaks exactly what the catalog expects."
+            "sequence."
         ),
         epilog=_EXAMPLE,
     )

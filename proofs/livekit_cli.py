@@ -15,7 +15,14 @@ from proofs.livekit.releases import (
     run_release,
 )
 
-_EXAMPLE = "example: ackguard livekit --release 1.8.9 --scenario overlapping-push"
+_EXAMPLE = """\
+examples:
+  pip install -e '.[livekit]'   # once: livekit-agents 1.8.9 and its dependencies
+  ackguard livekit --release 1.8.9 --scenario overlapping-push
+  ackguard livekit --with timeouts --json
+
+exit status: 0 when every verdict is the model's and every push place of the audit was
+driven, 1 when not, 2 when a release is unavailable."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "counterexamples, and report per scenario whether an item was lost and whether "
             "that is what the model predicts for the release's variant (1.8.8: unlocked, "
             "1.8.9: lock5). The installed release runs in-process; another is installed under "
-            ".cache/livekit/ and run in a subprocess. Exit 0: every verdict as the model "
-            "predicts and every push place of the audit driven; 1: not; 2: unavailable."
+            ".cache/livekit/ and run in a subprocess; both need "
+            "the livekit extra installed (its dependencies are shared)."
         ),
         epilog=_EXAMPLE,
     )
@@ -84,6 +91,14 @@ def run(args: argparse.Namespace) -> int:
     unknown = [s for s in args.scenario or () if s not in SCENARIOS_BY_NAME]
     if unknown:
         print(f"ackguard livekit: unknown scenario(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    if installed_version() is None:
+        # the other release is put beside the installed one and shares its dependencies
+        print(
+            "ackguard livekit: error: livekit-agents is not installed; install the extra "
+            "from your ackguard clone with: pip install -e '.[livekit]'",
+            file=sys.stderr,
+        )
         return 2
     versions = args.release or list(RELEASES_BY_VERSION)
     reports = []

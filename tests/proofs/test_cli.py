@@ -1,0 +1,69 @@
+"""The `ackguard` command as a whole: every subcommand's help shows runnable examples."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from proofs import livekit_cli
+from proofs.cli import build_parser, main
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+NAMES = sorted(_subcommands())
+
+
+def test_every_command_is_here() -> None:
+    assert NAMES == ["audit", "conform", "demo", "explore", "livekit", "verify"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_help_shows_each_example_on_a_line_of_its_own(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a narrow terminal: a filled example would be broken into two lines
+    monkeypatch.setenv("COLUMNS", "50")
+    with pytest.raises(SystemExit) as exit_info:
+        main([name, "--help"])
+    assert exit_info.value.code == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert "examples:" in shown, name
+    epilog = _subcommands()[name].epilog or ""
+    examples = [line for line in epilog.splitlines() if line.startswith("  ")]
+    assert any(line.startswith(f"  ackguard {name}") for line in examples), name
+    for line in examples:
+        assert line in shown, f"ackguard {name} --help breaks {line!r}"
+
+
+def test_prose_is_still_wrapped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    with pytest.raises(SystemExit):
+        main(["conform", "--help"])
+    out = capsys.readouterr().out
+    described = out[out.index("Drive the implementation") : out.index("options:")]
+    assert max(len(line) for line in described.splitlines()) <= 50
+
+
+def test_the_top_level_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "  ackguard verify --variant lock5 --scenario overlapping-push\n" in (
+        capsys.readouterr().out
+    )
+
+
+def test_livekit_without_the_extra_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(livekit_cli, "installed_version", lambda: None)
+    assert main(["livekit", "--release", "1.8.9", "--no-sweep"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install -e '.[livekit]'" in err
