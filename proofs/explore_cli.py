@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
-from model import Config, Environment, Site
+from model import SITES_BY_NAME, Config, Environment, RequestSource, Scenario, Site
 from proofs import choices
 from proofs.explore import Exploration, explore
 from proofs.render import trace_json, trace_lines
 from proofs.site_file import SiteFileError, load_sites, pair_scenarios
 
-_EXAMPLE = "example: ackguard explore --variant lock3 --scenario replacement-first --trace"
+_EXAMPLE = """\
+examples:
+  ackguard explore --variant lock3 --scenario replacement-first --trace
+  ackguard explore --environment all
+  ackguard explore --sites sites.json --trace   # sites.json: from ackguard audit --emit-sites
+
+exit status: 0 when every verdict matches the catalog's expectation (with --sites: when
+every pair of sites keeps both invariants), 1 when one does not, 2 on bad input."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         variants = choices.variants(args.variant)
         scenarios = choices.scenarios(args.scenario)
+    if forced is not None:
+        for note in idle_options(forced, scenarios, extra_sites):
+            print(f"ackguard explore: note: {note}", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     results: list[Exploration] = []
     for variant in variants:
@@ -92,6 +103,33 @@ def run(args: argparse.Namespace) -> int:
                 f"catalog's expectation {counts}"
             )
     return 0 if matched else 1
+
+
+def idle_options(
+    environment: Environment, scenarios: list[Scenario], extra_sites: tuple[Site, ...] = ()
+) -> list[str]:
+    """A sentence for each option of `environment` that adds no move to any of `scenarios`.
+
+    The model reads `server-items` only for a scenario's server pool, and
+    `stale-copies` only for a call of a caller-copy site; such an option then
+    leaves every row as it is under the environment without it.
+    """
+    notes: list[str] = []
+    if environment.server_items and not any(s.server_pool for s in scenarios):
+        notes.append(
+            "server-items adds no move here: none of these scenarios has items the model "
+            "creates (a server pool), so every verdict is the one without it; the catalog's "
+            "server-item-during-replacement has one"
+        )
+    if environment.stale_copies:
+        sites = {**SITES_BY_NAME, **{site.name: site for site in extra_sites}}
+        requests = {sites[call.site].request for s in scenarios for call in s.calls}
+        if RequestSource.CALLER_COPY not in requests:
+            notes.append(
+                "stale-copies adds no move here: none of these scenarios calls a caller-copy "
+                "site (a replacement), so every verdict is the one without it"
+            )
+    return notes
 
 
 def _rows(result: Exploration) -> list[dict[str, Any]]:

@@ -42,14 +42,29 @@ class SiteSpec:
         )
 
 
+#: How a site file is made, for the messages about a missing or empty one.
+MAKE_ONE = (
+    "ackguard audit PATH --emit-sites {path} writes one from your code "
+    "(with your names: --session-attr, --mirror-attr, --push-method, --lock-attr; "
+    "docs/porting.md, steps 1 and 2)"
+)
+
+
 def load_sites(path: str) -> SiteSpec:
     try:
         records = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SiteFileError(f"{path}: no such file; {MAKE_ONE.format(path=path)}") from None
     except OSError as error:
         raise SiteFileError(f"cannot read {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
         raise SiteFileError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
-    if not isinstance(records, list) or not records:
+    if records == []:
+        raise SiteFileError(
+            f"{path}: no site records (an audit that found no push writes an empty list); "
+            + MAKE_ONE.format(path=path)
+        )
+    if not isinstance(records, list):
         raise SiteFileError(f"{path}: expected a non-empty JSON list of site records")
     sites: list[Site] = []
     locked: set[str] = set()

@@ -33,7 +33,8 @@ def test_loads_records_and_the_lock_discipline(tmp_path: Path) -> None:
     ("content", "needle"),
     [
         ("not json", "not JSON"),
-        ("[]", "non-empty JSON list"),
+        ("[]", r"no site records .*ackguard audit PATH --emit-sites"),
+        ("{}", "non-empty JSON list"),
         (json.dumps([{"name": "a"}]), "missing request, local_update"),
         (json.dumps([{"name": "a", "request": "x", "local_update": "before"}]), "choose from"),
         (json.dumps([{"name": "a", **SNAPSHOT_SITE}, {"name": "a", **SNAPSHOT_SITE}]), "taken"),
@@ -44,6 +45,16 @@ def test_bad_files_say_what_to_fix(tmp_path: Path, content: str, needle: str) ->
     path.write_text(content)
     with pytest.raises(SiteFileError, match=needle):
         load_sites(str(path))
+
+
+def test_a_missing_file_says_how_to_make_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "sites.json")
+    assert main(["explore", "--sites", missing]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{missing}: no such file; ackguard audit PATH --emit-sites {missing} writes" in err
 
 
 def test_a_cleanup_pair_gets_a_never_played_item(tmp_path: Path) -> None:
@@ -106,4 +117,4 @@ def test_sites_with_a_catalog_filter_is_a_usage_error(
     path = write(tmp_path, [{"name": "a", **SNAPSHOT_SITE}])
     assert main(["explore", "--sites", path, "--variant", "lock5"]) == 2
     assert main(["explore", "--sites", str(tmp_path / "missing.json")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    assert "missing.json: no such file" in capsys.readouterr().err
