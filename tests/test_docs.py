@@ -39,3 +39,35 @@ def test_the_index_diagram_is_what_verify_prints() -> None:
     committed = _mermaid_blocks((DOCS / "index.md").read_text())
     assert printed and committed
     assert committed[0] == printed[0], "regenerate the diagram in docs/index.md"
+
+
+def _python_blocks(page: str) -> list[tuple[int, str]]:
+    found = []
+    for block in re.finditer(r"^```python\n(.*?)^```\n", page, flags=re.DOTALL | re.MULTILINE):
+        found.append((page.count("\n", 0, block.start()) + 1, block.group(1)))
+    return found
+
+
+def test_the_python_of_the_conformance_page_runs() -> None:
+    # what a team copies from docs/conformance.md: the porting API and the replays
+    page = (DOCS / "conformance.md").read_text()
+    blocks = _python_blocks(page)
+    assert any("conformance_test_case(" in code for _, code in blocks)
+    assert any("@1" in code and "Lockstep.replay" in code for _, code in blocks)
+    printed: dict[str, list[str]] = {}
+    for line, code in blocks:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=DOCS.parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, f"docs/conformance.md:{line}\n{result.stderr}"
+        printed[code] = result.stdout.splitlines()
+    (replayed,) = [lines for code, lines in printed.items() if "@1" in code]
+    assert replayed == [
+        "{}",
+        "LockView(holder=0, waiting=(1,))",
+        "no-unintended-delete T1 (user-turn) sent a delete for acknowledged out1",
+    ]
