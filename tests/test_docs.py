@@ -1,6 +1,7 @@
 """The docs say what the code does now: generated parts are regenerated and compared."""
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,26 @@ def test_the_python_of_the_conformance_page_runs() -> None:
         "LockView(holder=0, waiting=(1,))",
         "no-unintended-delete T1 (user-turn) sent a delete for acknowledged out1",
     ]
+
+
+def test_every_ackguard_command_shown_in_a_block_parses() -> None:
+    # a reader copies these: each must name a real subcommand and real options
+    from proofs.cli import build_parser
+
+    parser = build_parser()
+    pages = [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]
+    checked = 0
+    for page in pages:
+        text = page.read_text()
+        for block in re.finditer(r"^```\w*\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE):
+            for line in block.group(1).splitlines():
+                line = line.strip().removeprefix("$ ").split(" && ")[-1].split(" #")[0]
+                line = line.removeprefix(".venv/bin/")
+                if not line.startswith("ackguard "):
+                    continue
+                try:
+                    parser.parse_args(shlex.split(line)[1:])
+                except SystemExit as error:
+                    assert not error.code, f"{page.name}: {line}"
+                checked += 1
+    assert checked > 20
