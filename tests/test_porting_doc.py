@@ -73,6 +73,20 @@ def test_the_page_has_a_command_for_every_step() -> None:
         assert any(needed in text for text in texts), needed
 
 
+def test_every_command_on_the_page_is_in_a_block_the_test_runs() -> None:
+    # only `sh` blocks are run (`text` blocks are what they print): a command in
+    # any other block would go unchecked
+    page = DOC.read_text()
+    for block in _BLOCK.finditer(page):
+        if block.group(1) in ("sh", "text"):
+            continue
+        for line in block.group(2).splitlines():
+            assert not line.lstrip().startswith(("ackguard ", "pytest ", "python ")), (
+                f"docs/porting.md: {line!r} is in a {block.group(1) or 'plain'} block; "
+                "put it in an sh block"
+            )
+
+
 def test_every_command_runs_as_the_page_says(tmp_path: Path) -> None:
     shutil.copytree(
         ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
