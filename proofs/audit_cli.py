@@ -35,6 +35,16 @@ exit status: 0 every place keeps the discipline, 1 some place breaks it,
 
 _DEFAULTS = AuditConfig()
 
+#: AuditConfig fields by the option that sets each, for error messages.
+_OPTIONS = {
+    "local_owner_attr": "--local-owner",
+    "session_attr": "--session-attr",
+    "mirror_attr": "--mirror-attr",
+    "push_method": "--push-method",
+    "lock_attr": "--lock-attr",
+    "local_attr": "--local-attr",
+}
+
 
 def add_audit_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``audit`` subcommand; ``args.run(args)`` then runs it."""
@@ -126,10 +136,21 @@ def run_audit(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
     except ValueError as exc:
-        print(f"ackguard audit: error: {exc}", file=sys.stderr)
+        text = str(exc)
+        for field, option in _OPTIONS.items():
+            text = text.replace(field, option)
+        print(
+            f"ackguard audit: error: {text}; give the attribute's name alone "
+            "(--session-attr _session for self._session)",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     if args.json and args.emit_sites == "-":
-        print("ackguard audit: error: --json and --emit-sites - both write stdout", file=sys.stderr)
+        print(
+            "ackguard audit: error: --json and --emit-sites - both write stdout; "
+            "give --emit-sites a file name",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     try:
         places = audit_paths(args.paths, config)

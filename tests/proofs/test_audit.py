@@ -462,6 +462,13 @@ def test_cli_exit_2_on_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "Traceback" not in err
 
 
+def test_cli_exit_2_on_a_bad_name_says_what_to_give(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "x.py", "--local-owner", "self._agent"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ackguard audit: error: --local-owner must be a Python identifier")
+    assert "give the attribute's name alone" in err and err.count("\n") == 1
+
+
 def test_cli_exit_2_on_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(tmp_path / "nope.py")]) == 2
     assert "nope.py: no such file or directory" in capsys.readouterr().err
