@@ -8,6 +8,7 @@ with status 2 and one line naming the valid choices, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, cast
@@ -95,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ackguard: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader stopped reading (`ackguard verify --trace | head`): not an error
+        # of ours; point stdout at nothing so that the exit flush does not fail too
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +69,17 @@ def test_livekit_without_the_extra_says_what_to_install(
     assert main(["livekit", "--release", "1.8.9", "--no-sweep"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install -e '.[livekit]'" in err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    # `ackguard explore --trace | head -1`, with a reader gone before the first write
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proofs.cli", "explore", "--trace"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 141
+    assert b"Traceback" not in err and b"Exception ignored" not in err
