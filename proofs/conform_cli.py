@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([_json(r, hypothesis_failures) for r in reports], indent=2))
     else:
         _print(reports, hypothesis_failures)
+        print()
         print(
             "every variant behaves as the catalog expects"
             if ok
