@@ -19,9 +19,12 @@ What it reports, one :class:`Place` each:
   anything, but a reviewer wants to see it).
 
 Known limits, by design: the analysis is per function and lexical (source
-order stands for program order); only ``async with`` counts as holding the
-lock (``acquire()``/``release()`` pairs are not recognised); names are
-resolved to their last assignment before the use in the same function.
+order stands for program order), except that a method of the same class whose
+every ``return`` is a snapshot of the mirror counts as that snapshot where it
+is called (``self._snapshot()``; one level, not a helper of a helper); only
+``async with`` counts as holding the lock (``acquire()``/``release()`` pairs
+are not recognised); names are resolved to their last assignment before the
+use in the same function.
 """
 
 from __future__ import annotations
@@ -341,8 +344,11 @@ class _ScopeAudit:
         filename: str,
         config: AuditConfig,
         parents: dict[ast.AST, ast.AST],
+        helpers: frozenset[str] = frozenset(),
     ) -> None:
         self.scope = scope
+        #: Methods of the same class that return a snapshot of the mirror.
+        self.helpers = helpers
         self.qualname = qualname
         self.filename = filename
         self.config = config
@@ -415,6 +421,15 @@ class _ScopeAudit:
         if isinstance(expr, ast.Call) and self._is_mirror(expr.func):
             # a session whose mirror is a method: ``self._session.snapshot()``
             return _Origin("mirror", expr.func, chain)
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and isinstance(expr.func.value, ast.Name)
+            and expr.func.value.id == "self"
+            and expr.func.attr in self.helpers
+        ):
+            # a helper of the class that returns the snapshot: taken where it is called
+            return _Origin("mirror", expr, chain)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             # a method called on a context (``.copy()``, ``.merge()``) keeps its origin,
             # except that a method of the live local context yields a copy of it
@@ -571,6 +586,13 @@ class _ScopeAudit:
             return "after"
         return "none"
 
+    def returns_a_snapshot(self) -> bool:
+        """Every ``return`` of this function returns a copy of the mirror (and one does)."""
+        returned = [n.value for n in self.nodes if isinstance(n, ast.Return)]
+        return bool(returned) and all(
+            value is not None and self._origin(value).tag == "mirror" for value in returned
+        )
+
     # -- places -------------------------------------------------------------
 
     def _pushes(self) -> list[ast.Call]:
@@ -662,15 +684,39 @@ def audit_source(text: str, filename: str, config: AuditConfig | None = None) ->
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     lines = text.splitlines()
+    helpers = _snapshot_helpers(tree, filename, config, parents)
     places: list[Place] = []
     for scope, qualname in _iter_scopes(tree):
         if not isinstance(scope, ast.Module):
             start, stop = scope.lineno - 1, scope.end_lineno or len(lines)
             if not any(config.session_attr in line for line in lines[start:stop]):
                 continue
-        places += _ScopeAudit(scope, qualname, filename, config, parents).places()
+        mine = helpers.get(parents.get(scope), frozenset())
+        places += _ScopeAudit(scope, qualname, filename, config, parents, mine).places()
     places.sort(key=lambda p: (p.line, p.function))
     return places
+
+
+def _snapshot_helpers(
+    tree: ast.Module, filename: str, config: AuditConfig, parents: dict[ast.AST, ast.AST]
+) -> dict[ast.AST | None, frozenset[str]]:
+    """Per class, its methods that return a snapshot of the mirror (one level deep).
+
+    A push of ``self._snapshot()`` then counts as a mirror snapshot taken at
+    the call, so the lock around the call is what matters, as it is at run time.
+    """
+    found: dict[ast.AST | None, frozenset[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            names = {
+                method.name
+                for method in node.body
+                if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                and _ScopeAudit(method, method.name, filename, config, parents).returns_a_snapshot()
+            }
+            if names:
+                found[node] = frozenset(names)
+    return found
 
 
 def _decode(data: bytes, filename: str) -> str:

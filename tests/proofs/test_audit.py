@@ -279,12 +279,8 @@ def test_a_mirror_reached_through_a_method_call() -> None:
             async with self.gate:
                 await self._session.sync(ctx)
 
-        async def through_a_helper(self):
-            async with self.gate:
-                await self._session.sync(self._snapshot())
-
-        def _snapshot(self):
-            return self._session.snapshot()
+        def peek(self):
+            return len(self._session.snapshot())
         """,
         METHOD_MIRROR,
     )
@@ -293,11 +289,49 @@ def test_a_mirror_reached_through_a_method_call() -> None:
         ("Activity.chained", "mirror-snapshot", "gate", True),
         ("Activity.aliased", "mirror-snapshot", "gate", True),
         ("Activity.outside", "mirror-snapshot", None, False),
-        # per function: a helper of one's own is not followed (docs/porting.md)
-        ("Activity.through_a_helper", "unknown", "gate", True),
-        ("Activity._snapshot", "mirror-read", None, True),
+        ("Activity.peek", "mirror-read", None, True),
     ]
     assert places[3].reason == "the snapshot (line 18) is taken outside the lock block"
+
+
+def test_a_snapshot_taken_by_a_helper_method_counts_where_it_is_called() -> None:
+    places = audit(
+        f"""
+        def _snapshot(self):
+            return self._rt_session.chat_ctx.copy()
+
+        async def _fresh(self):
+            return self._rt_session.chat_ctx.copy()
+
+        def _count(self):
+            return len(self._rt_session.chat_ctx.items)
+
+        async def locked(self, msg):
+            async with self.{LOCK}:
+                ctx = self._snapshot()
+                ctx.insert(msg)
+                await self._rt_session.update_chat_ctx(ctx)
+
+        async def taken_before_the_lock(self, msg):
+            ctx = await self._fresh()
+            ctx.insert(msg)
+            async with self.{LOCK}:
+                await self._rt_session.update_chat_ctx(ctx)
+
+        async def not_a_snapshot(self):
+            async with self.{LOCK}:
+                await self._rt_session.update_chat_ctx(self._count())
+        """
+    )
+    assert [(p.function, p.kind, p.lock, p.ok) for p in places] == [
+        ("Activity._snapshot", "mirror-read", None, True),
+        ("Activity._fresh", "mirror-read", None, True),
+        ("Activity._count", "mirror-read", None, True),
+        ("Activity.locked", "mirror-snapshot", LOCK, True),
+        ("Activity.taken_before_the_lock", "mirror-snapshot", None, False),
+        ("Activity.not_a_snapshot", "unknown", LOCK, True),
+    ]
+    assert places[4].reason == "the snapshot (line 18) is taken outside the lock block"
 
 
 def test_mirror_reads_that_push_nothing_are_listed() -> None:
