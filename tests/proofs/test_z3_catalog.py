@@ -2,7 +2,8 @@
 
 One run of `proofs.smt.verify.run` covers every (variant, scenario, environment,
 invariant) of the catalog (variants x scenarios x `model.ENVIRONMENTS`); the tests
-below read it.
+below read it, and so does the check that `docs/variants.md`, generated from the
+same cells, is current.
 """
 
 from __future__ import annotations
@@ -19,14 +20,20 @@ from model import (
     check,
 )
 from proofs.explore import explore
+from proofs.pages import PAGE, render_variants
 from proofs.smt.bmc import COUNTEREXAMPLE, PROVED, CellResult
-from proofs.smt.verify import run
+from proofs.smt.verify import Cell, run
 from proofs.trace import replay
+from proofs.verify_cli import cell_json
 
 
 @pytest.fixture(scope="module")
-def results() -> list[CellResult]:
-    cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), timeout=600.0, jobs=2)
+def cells() -> list[Cell]:
+    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), timeout=600.0, jobs=2)
+
+
+@pytest.fixture(scope="module")
+def results(cells: list[Cell]) -> list[CellResult]:
     return [verdict.result for cell in cells for verdict in cell.scenarios]
 
 
@@ -106,3 +113,23 @@ def test_proofs_name_their_method_and_bound(results: list[CellResult]) -> None:
             assert f"tasks={calls}" in result.bound
         else:
             assert result.method == "bmc"
+
+
+def test_the_variants_page_is_what_verify_produces_now(cells: list[Cell]) -> None:
+    """docs/variants.md is generated (`python -m proofs.pages`); a change to the
+    model, the encoding or the catalog that changes a verdict or a trace must
+    regenerate it."""
+    page = render_variants([cell_json(cell, with_mermaid=True) for cell in cells])
+    committed = PAGE.read_text()
+    if page != committed:
+        changed = [
+            f"  line {number}: committed {old!r}, now {new!r}"
+            for number, (old, new) in enumerate(
+                zip(committed.splitlines(), page.splitlines(), strict=False), start=1
+            )
+            if old != new
+        ][:5] or [f"  {len(committed.splitlines())} lines committed, {len(page.splitlines())} now"]
+        pytest.fail(
+            f"{PAGE} is out of date; regenerate it with `python -m proofs.pages`. "
+            "First differences:\n" + "\n".join(changed)
+        )
