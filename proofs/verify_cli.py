@@ -134,7 +134,8 @@ def run_command(args: argparse.Namespace) -> int:
         result = witness.result
         if args.trace or args.mermaid:
             print()
-            print(f"{_title(result)}: {_violation(result)}")
+            # the violation's text begins with the invariant's name
+            print(f"{_title(result, invariant=result.violation is None)}: {_violation(result)}")
         if args.trace:
             assert result.trace is not None
             for line in trace_lines(result.config, result.trace):
@@ -162,12 +163,10 @@ def run_command(args: argparse.Namespace) -> int:
 # -- output ---------------------------------------------------------------------
 
 
-def _title(result: CellResult) -> str:
+def _title(result: CellResult, invariant: bool = True) -> str:
     config = result.config
-    return (
-        f"{config.variant.name} / {config.scenario.name} / {config.environment.name} / "
-        f"{result.invariant.value}"
-    )
+    title = f"{config.variant.name} / {config.scenario.name} / {config.environment.name}"
+    return f"{title} / {result.invariant.value}" if invariant else title
 
 
 def _violation(result: CellResult) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from model import Invariant
 from proofs.cli import main
 
 #: cheap cells: the seed's overlapping push (one invariant), a replacement that
@@ -114,6 +115,11 @@ def test_trace_prints_a_numbered_timeline_a_reviewer_can_read(
     assert code == 0
     assert "acknowledged, not meant to be removed" in out
     assert "  6. " in out and "user-turn" in out and "tool-outputs" in out
+    # each trace's heading names the invariant once
+    headings = [line for line in out.splitlines() if line.startswith("unlocked / ")]
+    assert headings
+    for line in headings:
+        assert sum(line.count(f"{inv.value}:") for inv in Invariant) == 1, line
 
 
 def test_mermaid_draws_one_lifeline_per_task_the_session_and_the_server(
