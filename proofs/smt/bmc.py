@@ -75,6 +75,9 @@ class CellResult:
     violation: Violation | None = None
     #: Why a cell is unknown.
     reason: str = ""
+    #: CPU time of its (variant, scenario) group's process until this verdict, the
+    #: clock `seconds` counts in wall time (a worker's CPU escapes `getrusage`).
+    cpu_seconds: float = 0.0
 
     @property
     def environment(self) -> Environment:
@@ -162,7 +165,7 @@ def check_configs(
     assert all(c.variant == first.variant and c.scenario == first.scenario for c in configs), (
         "one unrolling per (variant, scenario)"
     )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     enc = Encoding(first)
     unrolling = Unrolling(enc)
     solver = unrolling.solver
@@ -194,6 +197,7 @@ def check_configs(
             method=method,
             bound=bound,
             seconds=time.perf_counter() - started,
+            cpu_seconds=time.process_time() - cpu_started,
             **extra,
         )
 
