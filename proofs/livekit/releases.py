@@ -134,7 +134,14 @@ def run_release(version: str, args: list[str], cache: Path = CACHE) -> dict[str,
             f"the livekit-agents {version} run failed ({result.returncode}): "
             f"{result.stderr.strip()[-3000:]}"
         )
-    data = json.loads(result.stdout)
+    try:
+        data = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise ReleaseUnavailable(
+            f"the livekit-agents {version} run printed no JSON report; its stderr ends: "
+            f"{result.stderr.strip()[-3000:] or '(empty)'}"
+        ) from None
     if not isinstance(data, dict) or data.get("release") != version:
-        raise ReleaseUnavailable(f"the run reported {data.get('release')!r}, not {version}")
+        release = data.get("release") if isinstance(data, dict) else None
+        raise ReleaseUnavailable(f"the run reported release {release!r}, not {version}")
     return data
