@@ -51,7 +51,8 @@ def test_bad_input_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) 
 def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
-    assert "example: ackguard demo" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "examples:\n  ackguard demo " in out
 
 
 async def _connect_fails(url: str) -> None:
