@@ -217,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     cells = [(v, e.name) for e in environments for v in variants]
     tallies: dict[tuple[str, str], Tally] = {}
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=args.jobs)
+    try:
         futures = {cell: pool.submit(run_cell, *cell, settings) for cell in cells}
         for cell, future in futures.items():
             tally, seconds = future.result()
@@ -227,6 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{tally.unintended} unintended deletes, {seconds:.0f} s",
                 file=sys.stderr,
             )
+    except KeyboardInterrupt:
+        # the workers got the interrupt too; without cancelling, the pool would
+        # run every cell not yet started before it let the soak end
+        pool.shutdown(wait=False, cancel_futures=True)
+        print("soak: interrupted", file=sys.stderr)
+        return 130
+    pool.shutdown()
     ordered = [tallies[cell] for cell in cells]
     print(
         f"soak: >= {args.pushes} pushes per cell, {args.latency_ms:g} ms +/- {args.jitter_ms:g} "

@@ -152,10 +152,20 @@ class SessionBase:
     async def _await_acks(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
         """Wait for every future, or raise RealtimeError when the clock says time is up."""
         set_phase(Phase.WAIT_ACKS)
+        acks = asyncio.gather(*futures.values())
+        # When the push is abandoned (its task cancelled, the session closed), the
+        # gathering future may end with an error no one awaits any more.
+        acks.add_done_callback(_consume_outcome)
         try:
-            await self._clock.wait_for(asyncio.gather(*futures.values()), self.ack_timeout)
+            await self._clock.wait_for(acks, self.ack_timeout)
         except TimeoutError:
             raise RealtimeError("update_chat_ctx timed out.") from None
+
+
+def _consume_outcome(future: asyncio.Future[list[bool]]) -> None:
+    """Mark a finished future's error as seen, so that asyncio does not log it."""
+    if not future.cancelled():
+        future.exception()
 
 
 class RealtimeSession(SessionBase):

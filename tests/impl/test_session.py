@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
 import logging
 
 import pytest
 
 from impl.chat_context import ChatContext
+from impl.clock import SystemClock
+from impl.fake_server import FakeServer
 from impl.session import RealtimeError, RealtimeSession
 from tests.impl.conftest import World, msg
 
@@ -102,3 +107,28 @@ def test_aclose_stops_the_receive_loop(world: World) -> None:
     world.do(world.server.model_creates, msg("m"))
     world.do(world.server.deliver_to_client)
     assert world.session.mirror_ids() == ("msg0",)
+
+
+def test_an_abandoned_ack_wait_leaves_no_unretrieved_error() -> None:
+    """On shutdown (Ctrl-C), a push's task is cancelled while it waits for acks:
+    the timeout cancels the gathering future, which then ends with a
+    CancelledError set as its error, and nobody awaits it any more. asyncio logs
+    that as "exception was never retrieved" unless the session consumes it."""
+
+    async def scenario() -> list[str]:
+        loop = asyncio.get_running_loop()
+        logged: list[str] = []
+        loop.set_exception_handler(lambda _, context: logged.append(context["message"]))
+        session = RealtimeSession(FakeServer().transport, clock=SystemClock())
+        ack: asyncio.Future[bool] = loop.create_future()
+        waiting = asyncio.create_task(session._await_acks({("create", "a"): ack}))
+        await asyncio.sleep(0)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        del waiting, ack
+        gc.collect()
+        await asyncio.sleep(0)
+        return logged
+
+    assert asyncio.run(scenario()) == []
