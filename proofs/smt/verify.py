@@ -140,7 +140,12 @@ def run(
     jobs: int = 1,
     method: str = METHOD_KIND,
 ) -> list[Cell]:
-    """Check every (variant, scenario, environment, invariant) and group them in cells."""
+    """Check every (variant, scenario, environment, invariant) and group them in cells.
+
+    Each (variant, scenario) runs in a worker process of its own, even with
+    `jobs=1` (see `_fresh_processes`): a script that calls this needs the
+    `if __name__ == "__main__":` guard that multiprocessing asks for.
+    """
     groups = [
         [Config(variant, scenario, environment) for environment in environments]
         for variant in variants
