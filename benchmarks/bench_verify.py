@@ -45,7 +45,7 @@ from model import (
 )
 from proofs.smt.bmc import COUNTEREXAMPLE, check_configs
 from proofs.smt.simulation import reachable
-from proofs.smt.verify import Cell, run
+from proofs.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
 
 BASE = Environment()
 #: snapshot sites that lock5 locks, taken in turn by the pushes of the task series
@@ -76,7 +76,7 @@ def full_verify(runs: int, jobs: int) -> dict[str, Any]:
     matched = True
     for _ in range(runs):
         cpu, started = _cpu(), time.perf_counter()
-        cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), 600.0, jobs)
+        cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), DEFAULT_TIMEOUT, jobs)
         walls.append(time.perf_counter() - started)
         cpus.append(_cpu() - cpu + _workers_cpu(cells))
         matched = matched and all(cell.matched for cell in cells)
@@ -190,7 +190,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="full verify runs (default 5)")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS)
     parser.add_argument("--cap", type=float, default=300.0, help="seconds per measurement")
     parser.add_argument("--max-tasks", type=int, default=5)
     parser.add_argument("--skip-full", action="store_true", help="only the scaling tables")

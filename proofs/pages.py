@@ -10,7 +10,6 @@ the same page, and a test can compare them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,14 +25,7 @@ def verdict_cells() -> list[dict[str, Any]]:
     from proofs.smt.verify import run
     from proofs.verify_cli import cell_json
 
-    cells = run(
-        VARIANTS,
-        SCENARIOS,
-        ENVIRONMENTS,
-        tuple(Invariant),
-        timeout=600.0,
-        jobs=min(2, os.cpu_count() or 1),
-    )
+    cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant))
     return [cell_json(cell, with_mermaid=True) for cell in cells]
 
 

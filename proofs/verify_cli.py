@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import textwrap
@@ -17,7 +16,7 @@ from proofs import choices
 from proofs.render import trace_json, trace_lines
 from proofs.render_formats import itf, mermaid
 from proofs.smt.bmc import COUNTEREXAMPLE, METHOD_KIND, METHODS, CellResult
-from proofs.smt.verify import Cell, run
+from proofs.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
 
 _EXAMPLE = """examples:
   ackguard verify                                   # the whole catalog
@@ -89,9 +88,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--timeout",
         type=_seconds,
-        default=600.0,
+        default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help="time limit of each cell, wall clock (default 600); a cell that runs out is unknown",
+        help=f"time limit of each cell, wall clock (default {DEFAULT_TIMEOUT:g}); a cell that "
+        "runs out is unknown",
     )
     parser.add_argument(
         "--method",
@@ -104,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--jobs",
         type=choices.positive_int,
-        default=min(2, os.cpu_count() or 1),
+        default=DEFAULT_JOBS,
         metavar="N",
         help="worker processes (default: up to 2)",
     )

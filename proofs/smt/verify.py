@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 from collections.abc import Sequence
 
 from attrs import frozen
@@ -131,13 +132,19 @@ def expected_verdict(config: Config, invariant: Invariant) -> str:
     return COUNTEREXAMPLE if verdict is Verdict.COUNTEREXAMPLE else PROVED
 
 
+#: `ackguard verify`'s time limit per cell, in seconds of wall clock.
+DEFAULT_TIMEOUT = 600.0
+#: `ackguard verify`'s worker processes: one per core, at most two.
+DEFAULT_JOBS = min(2, os.cpu_count() or 1)
+
+
 def run(
     variants: Sequence[Variant],
     scenarios: Sequence[Scenario],
     environments: Sequence[Environment],
     invariants: Sequence[Invariant] = tuple(Invariant),
-    timeout: float = 60.0,
-    jobs: int = 1,
+    timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = DEFAULT_JOBS,
     method: str = METHOD_KIND,
 ) -> list[Cell]:
     """Check every (variant, scenario, environment, invariant) and group them in cells.

@@ -29,7 +29,8 @@ from proofs.verify_cli import cell_json
 
 @pytest.fixture(scope="module")
 def cells() -> list[Cell]:
-    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), timeout=600.0, jobs=2)
+    # the defaults of `ackguard verify` and of `python -m proofs.pages`
+    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant))
 
 
 @pytest.fixture(scope="module")
