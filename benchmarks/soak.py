@@ -217,24 +217,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     cells = [(v, e.name) for e in environments for v in variants]
     tallies: dict[tuple[str, str], Tally] = {}
-    pool = ProcessPoolExecutor(max_workers=args.jobs)
-    try:
-        futures = {cell: pool.submit(run_cell, *cell, settings) for cell in cells}
-        for cell, future in futures.items():
-            tally, seconds = future.result()
-            tallies[cell] = tally
-            print(
-                f"  {cell[0]} / {cell[1]}: {tally.pushes} pushes, {tally.lost} lost, "
-                f"{tally.unintended} unintended deletes, {seconds:.0f} s",
-                file=sys.stderr,
-            )
-    except KeyboardInterrupt:
-        # the workers got the interrupt too; without cancelling, the pool would
-        # run every cell not yet started before it let the soak end
-        pool.shutdown(wait=False, cancel_futures=True)
-        print("soak: interrupted", file=sys.stderr)
-        return 130
-    pool.shutdown()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        try:
+            futures = {cell: pool.submit(run_cell, *cell, settings) for cell in cells}
+            for cell, future in futures.items():
+                tally, seconds = future.result()
+                tallies[cell] = tally
+                print(
+                    f"  {cell[0]} / {cell[1]}: {tally.pushes} pushes, {tally.lost} lost, "
+                    f"{tally.unintended} unintended deletes, {seconds:.0f} s",
+                    file=sys.stderr,
+                )
+        except KeyboardInterrupt:
+            # the workers got the interrupt too; without cancelling, the pool would
+            # run every cell not yet started before it let the soak end
+            pool.shutdown(wait=False, cancel_futures=True)
+            print("soak: interrupted", file=sys.stderr)
+            return 130
     ordered = [tallies[cell] for cell in cells]
     print(
         f"soak: >= {args.pushes} pushes per cell, {args.latency_ms:g} ms +/- {args.jitter_ms:g} "
