@@ -27,8 +27,9 @@ class Environment:
     rejections: bool = False
 
     @property
-    def name(self) -> str:
-        on = [
+    def options(self) -> tuple[str, ...]:
+        """The names of the options that are on, in `OPTION_NAMES` order."""
+        return tuple(
             label
             for label, flag in (
                 ("stale-copies", self.stale_copies),
@@ -37,7 +38,11 @@ class Environment:
                 ("rejections", self.rejections),
             )
             if flag
-        ]
+        )
+
+    @property
+    def name(self) -> str:
+        on = self.options
         if not on:
             return "base"
         if len(on) == len(OPTION_NAMES):

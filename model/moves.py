@@ -10,7 +10,7 @@ model or the clock. `docs/model.md` lines each step up with the real awaits.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 from attrs import evolve, frozen
 
@@ -62,6 +62,40 @@ class Config:
 
     def three_way(self) -> bool:
         return self.variant.session is SessionKind.THREE_WAY
+
+    def options_read(self) -> frozenset[str]:
+        """The environment options that can change a move of this config.
+
+        `stale-copies` changes only how a caller-copy site is called, and
+        `server-items` adds moves only for a scenario's server pool; an option
+        outside this set leaves every run as it is without it.
+        """
+        read = {"timeouts", "rejections"}
+        if any(
+            self.site(task).request is RequestSource.CALLER_COPY
+            for task in range(len(self.scenario.calls))
+        ):
+            read.add("stale-copies")
+        if self.scenario.server_pool:
+            read.add("server-items")
+        return frozenset(read)
+
+    def behaviour(self) -> Hashable:
+        """All the moves depend on: configs with equal behaviours have the same runs.
+
+        The moves read the variant only through `locks`, `local_update` and
+        `three_way`, and the environment only through `options_read`. Variants
+        that differ only at sites a scenario does not call (lock3 and lock5 on
+        two snapshot sites) are therefore the same model there, which `verify`
+        checks once.
+        """
+        tasks = range(len(self.scenario.calls))
+        return (
+            self.scenario,
+            self.three_way(),
+            tuple((self.site(t), self.locks(t), self.local_update(t)) for t in tasks),
+            frozenset(self.environment.options) & self.options_read(),
+        )
 
 
 class MoveKind(enum.Enum):

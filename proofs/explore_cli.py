@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-from model import SITES_BY_NAME, Config, Environment, RequestSource, Scenario, Site
+from model import Config, Environment, Site
+from model.environment import OPTION_NAMES
 from proofs import choices
 from proofs.explore import Exploration, explore
 from proofs.render import trace_json, trace_lines
@@ -70,17 +72,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         variants = choices.variants(args.variant)
         scenarios = choices.scenarios(args.scenario)
+    configs = [
+        Config(variant, scenario, scenario.environment if forced is None else forced, extra_sites)
+        for variant in variants
+        for scenario in scenarios
+    ]
     if forced is not None:
-        for note in idle_options(forced, scenarios, extra_sites):
+        for note in idle_options(configs):
             print(f"ackguard explore: note: {note}", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     results: list[Exploration] = []
-    for variant in variants:
-        for scenario in scenarios:
-            environment = forced if forced is not None else scenario.environment
-            result = explore(Config(variant, scenario, environment, extra_sites))
-            results.append(result)
-            rows.extend(_rows(result))
+    for config in configs:
+        result = explore(config)
+        results.append(result)
+        rows.extend(_rows(result))
     matched = all(row["verdict"] == row["expected"] for row in rows)
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -105,31 +110,25 @@ def run(args: argparse.Namespace) -> int:
     return 0 if matched else 1
 
 
-def idle_options(
-    environment: Environment, scenarios: list[Scenario], extra_sites: tuple[Site, ...] = ()
-) -> list[str]:
-    """A sentence for each option of `environment` that adds no move to any of `scenarios`.
+#: Why an option can leave every move as it is, for the note that says so.
+_IDLE_BECAUSE = {
+    "server-items": "none of these scenarios has items the model creates (a server pool), "
+    "so every verdict is the one without it; the catalog's server-item-during-replacement "
+    "has one",
+    "stale-copies": "none of these scenarios calls a caller-copy site (a replacement), so "
+    "every verdict is the one without it",
+}
 
-    The model reads `server-items` only for a scenario's server pool, and
-    `stale-copies` only for a call of a caller-copy site; such an option then
-    leaves every row as it is under the environment without it.
-    """
-    notes: list[str] = []
-    if environment.server_items and not any(s.server_pool for s in scenarios):
-        notes.append(
-            "server-items adds no move here: none of these scenarios has items the model "
-            "creates (a server pool), so every verdict is the one without it; the catalog's "
-            "server-item-during-replacement has one"
-        )
-    if environment.stale_copies:
-        sites = {**SITES_BY_NAME, **{site.name: site for site in extra_sites}}
-        requests = {sites[call.site].request for s in scenarios for call in s.calls}
-        if RequestSource.CALLER_COPY not in requests:
-            notes.append(
-                "stale-copies adds no move here: none of these scenarios calls a caller-copy "
-                "site (a replacement), so every verdict is the one without it"
-            )
-    return notes
+
+def idle_options(configs: Sequence[Config]) -> list[str]:
+    """A sentence for each option that is on but adds no move to any of `configs`
+    (`Config.options_read`): every row is then as it is without it."""
+    on = {option for config in configs for option in config.environment.options}
+    read = {option for config in configs for option in config.options_read()}
+    return [
+        f"{option} adds no move here: {_IDLE_BECAUSE.get(option, 'no call reads it')}"
+        for option in sorted(on - read, key=OPTION_NAMES.index)
+    ]
 
 
 def _rows(result: Exploration) -> list[dict[str, Any]]:

@@ -1,7 +1,14 @@
 """Step semantics: what one model step does, checked against asyncio's rules."""
 
+from collections.abc import Callable, Hashable
+
+import pytest
+
 from model import (
+    ENVIRONMENTS,
+    SCENARIOS,
     SCENARIOS_BY_NAME,
+    VARIANTS,
     VARIANTS_BY_NAME,
     Call,
     Config,
@@ -167,3 +174,84 @@ def test_a_late_rejection_settles_only_its_own_push() -> None:
     state = evolve(state, tasks=(state.tasks[0], waiting))
     after = step(state, cfg, Move(MoveKind.CLIENT_APPLY, 0, "out1"))
     assert after.tasks[1].pending == {(OpKind.CREATE, "out1")}
+
+
+# -- configs with the same behaviour are the same model -------------------------
+
+
+Graph = frozenset[tuple[object, Move, object]]
+
+
+def _graph(cfg: Config) -> Graph:
+    """Every (state, move, successor) reachable from the initial state."""
+    start = initial_state(cfg)
+    seen, todo, edges = {start}, [start], set()
+    while todo:
+        state = todo.pop()
+        for move, successor in successors(state, cfg):
+            edges.add((state, move, successor))
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    return frozenset(edges)
+
+
+def _catalog_configs() -> list[Config]:
+    return [
+        Config(variant, scenario, environment)
+        for scenario in SCENARIOS
+        for variant in VARIANTS
+        for environment in ENVIRONMENTS
+    ]
+
+
+def _same_key_pairs(
+    key: Callable[[Config], Hashable], graphs: dict[Config, Graph]
+) -> list[tuple[Config, Config]]:
+    first: dict[Hashable, Config] = {}
+    pairs = []
+    for cfg in graphs:
+        other = first.setdefault(key(cfg), cfg)
+        if other is not cfg:
+            pairs.append((other, cfg))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def catalog_graphs() -> dict[Config, Graph]:
+    return {cfg: _graph(cfg) for cfg in _catalog_configs()}
+
+
+def test_configs_with_the_same_behaviour_have_the_same_runs(
+    catalog_graphs: dict[Config, Graph],
+) -> None:
+    pairs = _same_key_pairs(Config.behaviour, catalog_graphs)
+    # variants alike at the sites a scenario calls, and environments alike in the
+    # options a scenario reads: both kinds occur in the catalog
+    assert any(a.variant != b.variant for a, b in pairs)
+    assert any(a.environment != b.environment for a, b in pairs)
+    for a, b in pairs:
+        assert catalog_graphs[a] == catalog_graphs[b], (a, b)
+
+
+def test_a_behaviour_that_forgets_the_local_update_would_be_caught(
+    catalog_graphs: dict[Config, Graph],
+) -> None:
+    """The check above can fail: lock5 and lock5-hoisted differ only in when the
+    user turn updates the local context, and a key without it merges them."""
+
+    def coarse(cfg: Config) -> Hashable:
+        scenario, three_way, sites, options = cfg.behaviour()  # type: ignore[misc]
+        return scenario, three_way, tuple(site[:2] for site in sites), options
+
+    pairs = _same_key_pairs(coarse, catalog_graphs)
+    assert any(catalog_graphs[a] != catalog_graphs[b] for a, b in pairs)
+
+
+def test_options_read_says_which_options_can_change_a_run() -> None:
+    stale = Environment(stale_copies=True)
+    assert "stale-copies" in config("lock5", "replacement-first", stale).options_read()
+    assert "stale-copies" not in config("lock5", "overlapping-push", stale).options_read()
+    pool = config("lock5", "server-item-during-replacement")
+    assert "server-items" in pool.options_read()
+    assert "server-items" not in config("lock5", "overlapping-push").options_read()

@@ -63,8 +63,8 @@ def test_an_option_no_scenario_reads_is_noted(capsys: pytest.CaptureFixture[str]
     both = capsys.readouterr()
     notes = both.err.splitlines()
     assert [note.split(":")[2].strip() for note in notes] == [
-        "server-items adds no move here",
         "stale-copies adds no move here",
+        "server-items adds no move here",
     ]
     states = [line.split()[-1] for line in base.out.splitlines()[1:3]]
     assert states != [line.split()[-1] for line in both.out.splitlines()[1:3]]  # timeouts adds

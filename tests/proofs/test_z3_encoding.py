@@ -110,3 +110,13 @@ def test_the_encoding_is_generated_from_data_for_any_config() -> None:
     assert {MoveKind.CALL, MoveKind.WAKE, MoveKind.RESUME, MoveKind.SERVER_APPLY} <= kinds
     # the user turn (task 1) no longer waits for the activity lock
     assert not any(inst.move.task == 1 and "activity lock" in inst.name for inst in enc.instances)
+
+
+def test_the_encoding_reads_no_option_the_model_calls_idle() -> None:
+    """`Config.options_read` (the model's word, used by `verify` to share work and by
+    `explore` for its notes) covers every option the z3 relation reads."""
+    everything = ENVIRONMENTS_BY_NAME["all"]
+    for variant in VARIANTS:
+        for scenario in SCENARIOS:
+            config = Config(variant, scenario, everything)
+            assert Encoding(config).relevant_options <= config.options_read(), config
