@@ -147,6 +147,12 @@ def run_command(args: argparse.Namespace) -> int:
     checks = sum(len(cell.scenarios) for cell in cells)
     mismatched = [cell for cell in cells if not cell.matched]
     print()
+    shared = _shared(cells)
+    if shared:
+        print("checked once, for variants that are the same model in a scenario that calls")
+        print("no site where they differ:")
+        for line in shared:
+            print(f"  {line}")
     if matched:
         print(
             f"every verdict matched the catalog's expectation ({len(cells)} cells, "
@@ -171,6 +177,18 @@ def _title(result: CellResult, invariant: bool = True) -> str:
 
 def _violation(result: CellResult) -> str:
     return result.violation.describe() if result.violation is not None else result.reason
+
+
+def _shared(cells: list[Cell]) -> list[str]:
+    """'overlapping-push: lock5 = lock3' for each variant that took the verdicts of
+    another (`Config.behaviour`)."""
+    pairs = {
+        (v.scenario, v.result.config.variant.name, v.result.same_as)
+        for cell in cells
+        for v in cell.scenarios
+        if v.result.same_as
+    }
+    return [f"{scenario}: {mine} = {theirs}" for scenario, mine, theirs in sorted(pairs)]
 
 
 def verdict_text(cell: Cell) -> str:
@@ -254,6 +272,7 @@ def cell_json(cell: Cell, with_mermaid: bool = False) -> dict[str, Any]:
                 "method": verdict.result.method,
                 "bound": verdict.result.bound,
                 "seconds": round(verdict.result.seconds, 4),
+                "same_model_as": verdict.result.same_as or None,
             }
             for verdict in cell.scenarios
         ],

@@ -78,6 +78,9 @@ class CellResult:
     #: CPU time of its (variant, scenario) group's process until this verdict, the
     #: clock `seconds` counts in wall time (a worker's CPU escapes `getrusage`).
     cpu_seconds: float = 0.0
+    #: The variant whose run this verdict comes from, when this config is the same
+    #: model as that one (`Config.behaviour`) and was not checked again.
+    same_as: str = ""
 
     @property
     def environment(self) -> Environment:
@@ -329,6 +332,18 @@ def _for_member(result: CellResult, config: Config) -> CellResult:
         return evolve(result, config=config)
     trace, violation = confirm(config, result.invariant, result.trace.moves)
     return evolve(result, config=config, trace=trace, violation=violation)
+
+
+def reuse(result: CellResult, config: Config) -> CellResult:
+    """The verdict of `result` for `config`, another variant with the same behaviour.
+
+    Equal behaviours have the same runs, so the verdict, depth and trace carry
+    over; the trace is replayed under `config` all the same. `seconds` stay those
+    of the run that found the verdict; no CPU was spent on it here.
+    """
+    assert config.behaviour() == result.config.behaviour(), "not the same model"
+    reused = evolve(_for_member(result, config), cpu_seconds=0.0)
+    return evolve(reused, same_as=result.same_as or result.config.variant.name)
 
 
 def confirm(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from attrs import frozen
 
@@ -31,6 +31,7 @@ from proofs.smt.bmc import (
     UNKNOWN,
     CellResult,
     check_configs,
+    reuse,
 )
 
 
@@ -146,18 +147,30 @@ def run(
     timeout: float = DEFAULT_TIMEOUT,
     jobs: int = DEFAULT_JOBS,
     method: str = METHOD_KIND,
+    share: bool = True,
 ) -> list[Cell]:
     """Check every (variant, scenario, environment, invariant) and group them in cells.
 
     Each (variant, scenario) runs in a worker process of its own, even with
     `jobs=1` (see `_fresh_processes`): a script that calls this needs the
     `if __name__ == "__main__":` guard that multiprocessing asks for.
+
+    With `share`, a (variant, scenario) that is the same model as one before it
+    (equal `Config.behaviour` in every environment: the variants differ only at
+    sites the scenario does not call) is not checked again; it takes that one's
+    verdicts, its traces replayed (`bmc.reuse`).
     """
-    groups = [
-        [Config(variant, scenario, environment) for environment in environments]
-        for variant in variants
-        for scenario in scenarios
-    ]
+    groups: list[list[Config]] = []
+    same_as: list[tuple[list[Config], list[Config]]] = []
+    first: dict[tuple[Hashable, ...], list[Config]] = {}
+    for variant in variants:
+        for scenario in scenarios:
+            group = [Config(variant, scenario, environment) for environment in environments]
+            original = first.setdefault(tuple(c.behaviour() for c in group), group)
+            if share and original is not group:
+                same_as.append((group, original))
+            else:
+                groups.append(group)
     # the largest scenarios first, so that parallel workers finish together
     groups.sort(key=lambda group: -_size(group[0]))
     results: list[CellResult] = []
@@ -170,6 +183,10 @@ def run(
         ]
         for future in futures:
             results.extend(future.result())
+    found = {(result.config, result.invariant): result for result in results}
+    for group, original in same_as:
+        for config, checked in zip(group, original, strict=True):
+            results.extend(reuse(found[(checked, inv)], config) for inv in invariants)
     return cells_of(results, variants, environments, invariants)
 
 

@@ -174,3 +174,17 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert "ackguard verify --variant lock3" in out and "exit status" in out
+
+
+def test_a_variant_that_is_the_same_model_is_checked_once_and_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # lock5 locks two sites more than lock3, neither called by overlapping-push
+    same = ["--variant", "lock3", "--variant", "lock5", "--scenario", "overlapping-push",
+            "--environment", "base", "--invariant", "no-unintended-delete"]  # fmt: skip
+    code, out, _ = _verify(capsys, *same)
+    assert code == 0
+    assert "  overlapping-push: lock5 = lock3" in out.splitlines()
+    code, out, _ = _verify(capsys, *same, "--json")
+    shared = {c["variant"]: c["scenarios"][0]["same_model_as"] for c in json.loads(out)}
+    assert shared == {"lock3": None, "lock5": "lock3"}

@@ -12,8 +12,11 @@ import pytest
 
 from model import (
     ENVIRONMENTS,
+    ENVIRONMENTS_BY_NAME,
     SCENARIOS,
+    SCENARIOS_BY_NAME,
     VARIANTS,
+    VARIANTS_BY_NAME,
     Config,
     Invariant,
     Verdict,
@@ -134,3 +137,53 @@ def test_the_variants_page_is_what_verify_produces_now(cells: list[Cell]) -> Non
             f"{PAGE} is out of date; regenerate it with `python -m proofs.pages`. "
             "First differences:\n" + "\n".join(changed)
         )
+
+
+def test_variants_that_are_the_same_model_share_one_check(results: list[CellResult]) -> None:
+    by_key = {
+        (r.config.variant.name, r.config.scenario.name, r.config.environment, r.invariant): r
+        for r in results
+    }
+    shared = [r for r in results if r.same_as]
+    # lock3 and lock5 on overlapping-push, and six more (variant, scenario) pairs
+    pairs = {(r.config.variant.name, r.config.scenario.name, r.same_as) for r in shared}
+    assert ("lock5", "overlapping-push", "lock3") in pairs and len(pairs) == 7
+    for result in shared:
+        config = result.config
+        original = by_key[
+            (result.same_as, config.scenario.name, config.environment, result.invariant)
+        ]
+        assert not original.same_as and original.cpu_seconds > 0 == result.cpu_seconds
+        assert config.behaviour() == original.config.behaviour()
+        assert (result.verdict, result.depth) == (original.verdict, original.depth)
+        if result.trace is not None:
+            assert original.trace is not None and result.trace.moves == original.trace.moves
+
+
+def test_a_shared_verdict_is_the_one_its_own_check_finds() -> None:
+    variants = [VARIANTS_BY_NAME["lock3"], VARIANTS_BY_NAME["lock5"]]
+    scenarios = [
+        SCENARIOS_BY_NAME["overlapping-push"],
+        SCENARIOS_BY_NAME["spoken-during-tool-push"],
+    ]
+    environments = [ENVIRONMENTS_BY_NAME["base"], ENVIRONMENTS_BY_NAME["timeouts"]]
+
+    def verdicts(share: bool) -> dict[object, object]:
+        cells = run(variants, scenarios, environments, share=share)
+        return {
+            (v.result.config, v.result.invariant): (
+                v.result.verdict,
+                v.result.depth,
+                None if v.result.trace is None else v.result.trace.moves,
+                v.result.same_as,
+            )
+            for cell in cells
+            for v in cell.scenarios
+        }
+
+    alone, shared = verdicts(share=False), verdicts(share=True)
+    assert {key: value[:3] for key, value in alone.items()} == {
+        key: value[:3] for key, value in shared.items()
+    }
+    assert {value[3] for value in alone.values()} == {""}
+    assert sum(value[3] == "lock3" for value in shared.values()) == 8  # 2 scenarios x 2 x 2
