@@ -4,12 +4,14 @@ Run it with
 
     .venv/bin/python benchmarks/bench_verify.py            # 5 full runs, then scaling
     .venv/bin/python benchmarks/bench_verify.py --runs 1 --cap 120
+    .venv/bin/python benchmarks/bench_verify.py --baseline --skip-scaling
 
 It prints Markdown tables (the ones in docs/proofs.md):
 
 1. the full default verify (every variant x invariant x environment over every
    scenario, 2 worker processes): median wall time and CPU time of `--runs` runs,
-   and the distribution of the time each counterexample took;
+   and the distribution of the time each counterexample took; with `--baseline`,
+   the same without sharing the check of variants that are the same model, in turn;
 2. scaling with the number of items: a tool-output push of k outputs overlapping
    a text user turn; the shortest counterexample (unlocked) and the proof (lock5);
 3. scaling with the number of concurrent pushes: 2 to 5 snapshot pushes of one
@@ -70,35 +72,57 @@ def _workers_cpu(cells: list[Cell]) -> float:
     return sum(per_group.values())
 
 
-def full_verify(runs: int, jobs: int) -> dict[str, Any]:
-    walls, cpus = [], []
-    cex_seconds: list[float] = []
-    matched = True
-    for _ in range(runs):
-        cpu, started = _cpu(), time.perf_counter()
-        cells = run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), DEFAULT_TIMEOUT, jobs)
-        walls.append(time.perf_counter() - started)
-        cpus.append(_cpu() - cpu + _workers_cpu(cells))
-        matched = matched and all(cell.matched for cell in cells)
-        cex_seconds = [
-            verdict.result.seconds
-            for cell in cells
-            for verdict in cell.scenarios
-            if verdict.result.verdict == COUNTEREXAMPLE
-        ]
-    cex_seconds.sort()
+def full_verify(runs: int, jobs: int, share: bool = True) -> dict[str, Any]:
+    return _summary(runs, jobs, share, [_one_full_run(jobs, share) for _ in range(runs)])
+
+
+def _one_full_run(jobs: int, share: bool) -> tuple[float, float, bool, list[float]]:
+    """Wall and CPU seconds of one full verify, whether it matched, and the time to
+    each counterexample."""
+    cpu, started = _cpu(), time.perf_counter()
+    cells = run(
+        VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), DEFAULT_TIMEOUT, jobs, share=share
+    )
+    wall = time.perf_counter() - started
+    cex_seconds = sorted(
+        verdict.result.seconds
+        for cell in cells
+        for verdict in cell.scenarios
+        if verdict.result.verdict == COUNTEREXAMPLE
+    )
+    matched = all(cell.matched for cell in cells)
+    return wall, _cpu() - cpu + _workers_cpu(cells), matched, cex_seconds
+
+
+def _summary(
+    runs: int, jobs: int, share: bool, measured: list[tuple[float, float, bool, list[float]]]
+) -> dict[str, Any]:
+    walls = [wall for wall, _, _, _ in measured]
+    cex_seconds = measured[-1][3]
     return {
         "runs": runs,
         "jobs": jobs,
+        "share": share,
         "wall_median": statistics.median(walls),
         "wall_all": walls,
-        "cpu_median": statistics.median(cpus),
-        "matched": matched,
+        "cpu_median": statistics.median(cpu for _, cpu, _, _ in measured),
+        "matched": all(matched for _, _, matched, _ in measured),
         "counterexamples": len(cex_seconds),
         "cex_median": statistics.median(cex_seconds) if cex_seconds else None,
         "cex_max": cex_seconds[-1] if cex_seconds else None,
         "cex_under_2s": sum(1 for s in cex_seconds if s < 2.0),
     }
+
+
+def full_verify_against_baseline(runs: int, jobs: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Full verify as it is, and with every (variant, scenario) checked even when it
+    is the same model as another (`share=False`), run by run in turn so that both
+    see the same load."""
+    shared, alone = [], []
+    for _ in range(runs):
+        shared.append(_one_full_run(jobs, share=True))
+        alone.append(_one_full_run(jobs, share=False))
+    return _summary(runs, jobs, True, shared), _summary(runs, jobs, False, alone)
 
 
 def items_scenario(outputs: int) -> Scenario:
@@ -187,6 +211,39 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _print_full(full: dict[str, Any]) -> None:
+    print(f"- runs: {full['runs']}, worker processes: {full['jobs']}")
+    print(
+        f"- median wall time: {full['wall_median']:.1f} s "
+        f"(all: {', '.join(f'{w:.1f}' for w in full['wall_all'])})"
+    )
+    print(f"- median CPU time (all processes): {full['cpu_median']:.1f} s")
+    print(f"- every verdict matched the catalog: {full['matched']}")
+    print(
+        f"- counterexamples: {full['counterexamples']}, time to each (its group's clock): "
+        f"median {full['cex_median']:.2f} s, max {full['cex_max']:.2f} s, "
+        f"{full['cex_under_2s']} under 2 s\n"
+    )
+
+
+def _scaling_tables(figures: dict[str, Any], cap: float, max_tasks: int) -> None:
+    print("scaling with items ...", file=sys.stderr)
+    figures["items"] = scaling([items_scenario(k) for k in range(1, 5)], cap)
+    print("## Items (2 tasks, base environment)\n")
+    print(_table(figures["items"]) + "\n")
+    print("scaling with tasks ...", file=sys.stderr)
+    figures["tasks"] = scaling([tasks_scenario(n) for n in range(2, max_tasks + 1)], cap)
+    print("## Concurrent pushes (one item each, base environment)\n")
+    print(_table(figures["tasks"]) + "\n")
+
+
+def _print_machine() -> None:
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average at the end "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="full verify runs (default 5)")
@@ -194,38 +251,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cap", type=float, default=300.0, help="seconds per measurement")
     parser.add_argument("--max-tasks", type=int, default=5)
     parser.add_argument("--skip-full", action="store_true", help="only the scaling tables")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run verify without sharing the checks of variants that are the same "
+        "model, run by run in turn, and print the ratio",
+    )
+    parser.add_argument(
+        "--skip-scaling", action="store_true", help="only the full verify (and baseline)"
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {"cpus": os.cpu_count(), "load": os.getloadavg()}
     if not args.skip_full:
         print(f"full verify x {args.runs} ...", file=sys.stderr)
-        full = full_verify(args.runs, args.jobs)
+        if args.baseline:
+            full, baseline = full_verify_against_baseline(args.runs, args.jobs)
+            figures["baseline"] = baseline
+        else:
+            full = full_verify(args.runs, args.jobs)
         figures["full"] = full
         print("## Full default verify\n")
-        print(f"- runs: {full['runs']}, worker processes: {full['jobs']}")
-        print(
-            f"- median wall time: {full['wall_median']:.1f} s "
-            f"(all: {', '.join(f'{w:.1f}' for w in full['wall_all'])})"
-        )
-        print(f"- median CPU time (all processes): {full['cpu_median']:.1f} s")
-        print(f"- every verdict matched the catalog: {full['matched']}")
-        print(
-            f"- counterexamples: {full['counterexamples']}, time to each (its group's clock): "
-            f"median {full['cex_median']:.2f} s, max {full['cex_max']:.2f} s, "
-            f"{full['cex_under_2s']} under 2 s\n"
-        )
-    print("scaling with items ...", file=sys.stderr)
-    figures["items"] = scaling([items_scenario(k) for k in range(1, 5)], args.cap)
-    print("## Items (2 tasks, base environment)\n")
-    print(_table(figures["items"]) + "\n")
-    print("scaling with tasks ...", file=sys.stderr)
-    figures["tasks"] = scaling([tasks_scenario(n) for n in range(2, args.max_tasks + 1)], args.cap)
-    print("## Concurrent pushes (one item each, base environment)\n")
-    print(_table(figures["tasks"]) + "\n")
-    print(
-        f"machine: {os.cpu_count()} CPUs, load average at the end "
-        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
-    )
+        _print_full(full)
+        if args.baseline:
+            print("## Baseline: every (variant, scenario) checked, same model or not\n")
+            _print_full(baseline)
+            print(
+                f"- ratio of the medians, default over baseline: wall "
+                f"{full['wall_median'] / baseline['wall_median']:.2f}, CPU "
+                f"{full['cpu_median'] / baseline['cpu_median']:.2f}\n"
+            )
+    if not args.skip_scaling:
+        _scaling_tables(figures, args.cap, args.max_tasks)
+    _print_machine()
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
