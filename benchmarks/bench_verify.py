@@ -12,6 +12,7 @@ It prints Markdown tables (the ones in docs/proofs.md):
    scenario, 2 worker processes): median wall time and CPU time of `--runs` runs,
    and the distribution of the time each counterexample took; with `--baseline`,
    the same without sharing the check of variants that are the same model, in turn;
+   then each shortest counterexample of the catalog asked for alone;
 2. scaling with the number of items: a tool-output push of k outputs overlapping
    a text user turn; the shortest counterexample (unlocked) and the proof (lock5);
 3. scaling with the number of concurrent pushes: 2 to 5 snapshot pushes of one
@@ -47,7 +48,7 @@ from model import (
 )
 from proofs.smt.bmc import COUNTEREXAMPLE, check_configs
 from proofs.smt.simulation import reachable
-from proofs.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
+from proofs.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, expected_verdict, run
 
 BASE = Environment()
 #: snapshot sites that lock5 locks, taken in turn by the pushes of the task series
@@ -123,6 +124,43 @@ def full_verify_against_baseline(runs: int, jobs: int) -> tuple[dict[str, Any], 
         shared.append(_one_full_run(jobs, share=True))
         alone.append(_one_full_run(jobs, share=False))
     return _summary(runs, jobs, True, shared), _summary(runs, jobs, False, alone)
+
+
+def counterexamples_alone(cap: float) -> dict[str, Any]:
+    """The time to each shortest counterexample of the catalog asked for alone: one
+    (variant, scenario, environment, invariant) on a solver of its own, as a
+    reviewer's `ackguard verify` of that one cell would. The full run's figures
+    count each group's clock instead, which includes the other environments'
+    queries. Variants that are the same model are timed once."""
+    seen: set[tuple[Any, Invariant]] = set()
+    timed: list[tuple[float, str]] = []
+    for variant in VARIANTS:
+        for scenario in SCENARIOS:
+            for environment in ENVIRONMENTS:
+                config = Config(variant, scenario, environment)
+                for invariant in Invariant:
+                    key = (config.behaviour(), invariant)
+                    if expected_verdict(config, invariant) != COUNTEREXAMPLE or key in seen:
+                        continue
+                    seen.add(key)
+                    started = time.perf_counter()
+                    (result,) = check_configs([config], (invariant,), timeout=cap)
+                    seconds = time.perf_counter() - started
+                    assert result.verdict == COUNTEREXAMPLE, result
+                    name = (
+                        f"{variant.name} / {scenario.name} / {environment.name} / "
+                        f"{invariant.value} (depth {result.depth})"
+                    )
+                    timed.append((seconds, name))
+    timed.sort()
+    times = [s for s, _ in timed]
+    return {
+        "counterexamples": len(timed),
+        "median": statistics.median(times),
+        "under_2s": sum(1 for s in times if s < 2.0),
+        "max": times[-1],
+        "slowest": [{"seconds": s, "cell": name} for s, name in timed[-5:]],
+    }
 
 
 def items_scenario(outputs: int) -> Scenario:
@@ -257,8 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also run verify without sharing the checks of variants that are the same "
         "model, run by run in turn, and print the ratio",
     )
+    parser.add_argument("--skip-scaling", action="store_true", help="no scaling tables")
     parser.add_argument(
-        "--skip-scaling", action="store_true", help="only the full verify (and baseline)"
+        "--skip-alone", action="store_true", help="do not time each counterexample alone"
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
@@ -281,6 +320,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{full['wall_median'] / baseline['wall_median']:.2f}, CPU "
                 f"{full['cpu_median'] / baseline['cpu_median']:.2f}\n"
             )
+    if not args.skip_alone:
+        print("each counterexample alone ...", file=sys.stderr)
+        alone = figures["alone"] = counterexamples_alone(args.cap)
+        print("## Each shortest counterexample, asked for alone\n")
+        print(
+            f"- {alone['counterexamples']} counterexamples (variants that are the same model "
+            f"once): median {alone['median']:.2f} s, {alone['under_2s']} under 2 s, "
+            f"max {alone['max']:.2f} s"
+        )
+        for slow in alone["slowest"]:
+            print(f"  - {slow['seconds']:.2f} s: {slow['cell']}")
+        print()
     if not args.skip_scaling:
         _scaling_tables(figures, args.cap, args.max_tasks)
     _print_machine()
