@@ -118,7 +118,16 @@ def run_command(args: argparse.Namespace) -> int:
     invariants = choices.pick("invariant", args.invariant, INVARIANTS)
     itf_target = _itf_target(args.itf) if args.itf else None
     started = time.perf_counter()
-    cells = run(variants, scenarios, environments, invariants, args.timeout, args.jobs, args.method)
+    cells = run(
+        variants,
+        scenarios,
+        environments,
+        invariants,
+        args.timeout,
+        args.jobs,
+        args.method,
+        progress=_progress if sys.stderr.isatty() else None,
+    )
     elapsed = time.perf_counter() - started
     failing = [cell for cell in cells if cell.witness and cell.verdict == COUNTEREXAMPLE]
     if itf_target is not None:
@@ -167,6 +176,13 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 # -- output ---------------------------------------------------------------------
+
+
+def _progress(done: int, total: int) -> None:
+    """One line on a terminal, rewritten as each (variant, scenario) finishes."""
+    end = "\r" if done < total else "\r" + " " * 60 + "\r"
+    print(f"verify: {done} of {total} (variant, scenario) checked", end=end, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _title(result: CellResult, invariant: bool = True) -> str:

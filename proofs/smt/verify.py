@@ -12,7 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from attrs import frozen
 
@@ -148,6 +148,7 @@ def run(
     jobs: int = DEFAULT_JOBS,
     method: str = METHOD_KIND,
     share: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Cell]:
     """Check every (variant, scenario, environment, invariant) and group them in cells.
 
@@ -159,6 +160,8 @@ def run(
     (equal `Config.behaviour` in every environment: the variants differ only at
     sites the scenario does not call) is not checked again; it takes that one's
     verdicts, its traces replayed (`bmc.reuse`).
+
+    `progress(done, total)` is called as each (variant, scenario) finishes.
     """
     groups: list[list[Config]] = []
     same_as: list[tuple[list[Config], list[Config]]] = []
@@ -181,7 +184,10 @@ def run(
             pool.submit(check_configs, group, tuple(invariants), timeout, 200, method)
             for group in groups
         ]
-        for future in futures:
+        for done, _ in enumerate(concurrent.futures.as_completed(futures), start=1):
+            if progress is not None:
+                progress(done, len(futures))
+        for future in futures:  # in submission order, whatever order they finished in
             results.extend(future.result())
     found = {(result.config, result.invariant): result for result in results}
     for group, original in same_as:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,16 @@ def test_a_variant_that_is_the_same_model_is_checked_once_and_says_so(
     code, out, _ = _verify(capsys, *same, "--json")
     shared = {c["variant"]: c["scenarios"][0]["same_model_as"] for c in json.loads(out)}
     assert shared == {"lock3": None, "lock5": "lock3"}
+
+
+def test_a_terminal_sees_progress_and_a_pipe_does_not(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    two = ["--variant", "lock3", "--scenario", "overlapping-push", "--scenario",
+           "spoken-during-tool-push", "--environment", "base"]  # fmt: skip
+    _, _, err = _verify(capsys, *two)
+    assert err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _, out, err = _verify(capsys, *two)
+    assert "verify: 1 of 2 (variant, scenario) checked\r" in err
+    assert err.endswith("\r") and "verify" not in out
