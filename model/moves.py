@@ -85,9 +85,9 @@ class Config:
 
         The moves read the variant only through `locks`, `local_update` and
         `three_way`, and the environment only through `options_read`. Variants
-        that differ only at sites a scenario does not call (lock3 and lock5 on
-        two snapshot sites) are therefore the same model there, which `verify`
-        checks once.
+        that differ only at sites a scenario does not call are therefore the
+        same model there (lock3 and lock5 on overlapping-push, which calls
+        neither of the two sites only lock5 locks); `verify` checks them once.
         """
         tasks = range(len(self.scenario.calls))
         return (
