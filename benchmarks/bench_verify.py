@@ -9,7 +9,7 @@ Run it with
 It prints Markdown tables (the ones in docs/proofs.md):
 
 1. the full default verify (every variant x invariant x environment over every
-   scenario, 2 worker processes): median wall time and CPU time of `--runs` runs,
+   scenario, one worker process per core): median wall time and CPU time of `--runs` runs,
    and the distribution of the time each counterexample took; with `--baseline`,
    the same without sharing the check of variants that are the same model, in turn;
    then each shortest counterexample of the catalog asked for alone;

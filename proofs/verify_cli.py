@@ -106,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=choices.positive_int,
         default=DEFAULT_JOBS,
         metavar="N",
-        help="worker processes (default: up to 2)",
+        help=f"worker processes (default: one per core, here {DEFAULT_JOBS})",
     )
     parser.set_defaults(run=run_command)
 

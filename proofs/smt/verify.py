@@ -135,8 +135,11 @@ def expected_verdict(config: Config, invariant: Invariant) -> str:
 
 #: `ackguard verify`'s time limit per cell, in seconds of wall clock.
 DEFAULT_TIMEOUT = 600.0
-#: `ackguard verify`'s worker processes: one per core, at most two.
-DEFAULT_JOBS = min(2, os.cpu_count() or 1)
+#: `ackguard verify`'s worker processes: one per core this process may run on
+#: (each takes about 100 MB at most).
+DEFAULT_JOBS = (
+    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)
 
 
 def run(
