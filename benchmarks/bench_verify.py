@@ -73,8 +73,8 @@ def _workers_cpu(cells: list[Cell]) -> float:
     return sum(per_group.values())
 
 
-def full_verify(runs: int, jobs: int, share: bool = True) -> dict[str, Any]:
-    return _summary(runs, jobs, share, [_one_full_run(jobs, share) for _ in range(runs)])
+def full_verify(runs: int, jobs: int) -> dict[str, Any]:
+    return _summary(jobs, True, [_one_full_run(jobs, share=True) for _ in range(runs)])
 
 
 def _one_full_run(jobs: int, share: bool) -> tuple[float, float, bool, list[float]]:
@@ -96,12 +96,12 @@ def _one_full_run(jobs: int, share: bool) -> tuple[float, float, bool, list[floa
 
 
 def _summary(
-    runs: int, jobs: int, share: bool, measured: list[tuple[float, float, bool, list[float]]]
+    jobs: int, share: bool, measured: list[tuple[float, float, bool, list[float]]]
 ) -> dict[str, Any]:
     walls = [wall for wall, _, _, _ in measured]
     cex_seconds = measured[-1][3]
     return {
-        "runs": runs,
+        "runs": len(measured),
         "jobs": jobs,
         "share": share,
         "wall_median": statistics.median(walls),
@@ -123,7 +123,7 @@ def full_verify_against_baseline(runs: int, jobs: int) -> tuple[dict[str, Any], 
     for _ in range(runs):
         shared.append(_one_full_run(jobs, share=True))
         alone.append(_one_full_run(jobs, share=False))
-    return _summary(runs, jobs, True, shared), _summary(runs, jobs, False, alone)
+    return _summary(jobs, True, shared), _summary(jobs, False, alone)
 
 
 def counterexamples_alone(cap: float) -> dict[str, Any]:
@@ -288,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS)
     parser.add_argument("--cap", type=float, default=300.0, help="seconds per measurement")
     parser.add_argument("--max-tasks", type=int, default=5)
-    parser.add_argument("--skip-full", action="store_true", help="only the scaling tables")
+    parser.add_argument("--skip-full", action="store_true", help="skip the full verify runs")
     parser.add_argument(
         "--baseline",
         action="store_true",

@@ -342,8 +342,8 @@ def reuse(result: CellResult, config: Config) -> CellResult:
     of the run that found the verdict; no CPU was spent on it here.
     """
     assert config.behaviour() == result.config.behaviour(), "not the same model"
-    reused = evolve(_for_member(result, config), cpu_seconds=0.0)
-    return evolve(reused, same_as=result.same_as or result.config.variant.name)
+    same_as = result.same_as or result.config.variant.name
+    return evolve(_for_member(result, config), cpu_seconds=0.0, same_as=same_as)
 
 
 def confirm(
