@@ -44,7 +44,8 @@ from model import (
     successors,
 )
 from model.environment import ALL, BASE
-from proofs.conformance.exhaustive import Exhaustion, exhaust
+from proofs.adapters.impl import impl_adapter
+from proofs.engines.conformance.exhaustive import Exhaustion, exhaust
 
 
 def pair_scenario(names: tuple[str, ...]) -> Scenario:
@@ -103,7 +104,7 @@ def throughput(runs: int, depth: int) -> list[dict[str, Any]]:
         configs = [Config(variant, scenario, ALL) for scenario in SCENARIOS]
 
         def conform(configs: list[Config] = configs) -> list[Exhaustion]:
-            return [exhaust(config, depth) for config in configs]
+            return [exhaust(config, depth, impl_adapter) for config in configs]
 
         def model(configs: list[Config] = configs) -> int:
             return sum(model_only(config, depth) for config in configs)
@@ -133,7 +134,7 @@ def by_depth(runs: int, depths: range) -> list[dict[str, Any]]:
             configs = [Config(VARIANTS_BY_NAME[name], scenario, ALL) for scenario in SCENARIOS]
 
             def work(configs: list[Config] = configs, depth: int = depth) -> list[Exhaustion]:
-                return [exhaust(config, depth) for config in configs]
+                return [exhaust(config, depth, impl_adapter) for config in configs]
 
             seconds, results = timed(runs, work)
             rows.append(
@@ -156,7 +157,7 @@ def wider(runs: int) -> list[dict[str, Any]]:
         configs = [Config(VARIANTS_BY_NAME[name], scenario, BASE) for scenario in pairs]
 
         def work(configs: list[Config] = configs) -> list[Exhaustion]:
-            return [exhaust(config, 16) for config in configs]
+            return [exhaust(config, 16, impl_adapter) for config in configs]
 
         seconds, results = timed(runs, work)
         broken = sorted(

@@ -52,7 +52,7 @@ from impl.three_way import ThreeWaySession
 from impl.transport import ClientOp, CreateOp
 from impl.ws_server import LoopbackServer, ServerSettings
 from impl.ws_transport import WebSocketTransport
-from proofs.demo import Pipelined, percentile, quiet_impl_logs
+from proofs.adapters.impl.demo import Pipelined, percentile, quiet_impl_logs
 
 VARIANTS = ("unlocked", "lock5", "three-way")
 IN_FLIGHT = (0, 1, 2, 4)

@@ -46,9 +46,9 @@ from model import (
     Invariant,
     Scenario,
 )
-from proofs.smt.bmc import COUNTEREXAMPLE, check_configs
-from proofs.smt.simulation import reachable
-from proofs.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, expected_verdict, run
+from proofs.engines.smt.bmc import COUNTEREXAMPLE, check_configs
+from proofs.engines.smt.simulation import reachable
+from proofs.engines.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, expected_verdict, run
 
 BASE = Environment()
 #: snapshot sites that lock5 locks, taken in turn by the pushes of the task series

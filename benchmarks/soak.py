@@ -5,7 +5,7 @@ unintended deletes per variant.
     python benchmarks/soak.py                          # 5,000 pushes a cell, 30 cells
     python benchmarks/soak.py --pushes 500 --variant three-way --environment all
 
-A round (see `proofs.demo.plan_round`) starts two to five site calls at random
+A round (see `proofs.adapters.impl.demo.plan_round`) starts two to five site calls at random
 moments within about one ack round trip, so that they overlap: tool outputs,
 interrupted tool outputs, text user turns, spoken messages, replacements (with a
 copy taken at the call, or with `stale-copies` at a random earlier moment of the
@@ -21,7 +21,7 @@ The environment adds, per option:
   `--reject`.
 
 After each round the connection settles (nothing in flight) and the invariants
-are judged (`proofs.demo.Agent.check`). Each cell (variant, environment) runs on
+are judged (`proofs.adapters.impl.demo.Agent.check`). Each cell (variant, environment) runs on
 `--connections` concurrent connections, each replaced every 10 rounds so the
 conversation stays short; cells run in `--jobs` processes, each with its own
 server. Any finding for three-way is printed with its round and the socket's
@@ -45,7 +45,14 @@ from attrs import frozen
 
 from impl.ws_server import LoopbackServer, ServerSettings
 from model.environment import ALL, ENVIRONMENTS, Environment, parse_environment
-from proofs.demo import SOAK_SITES, Agent, Tally, plan_round, quiet_impl_logs, round_window
+from proofs.adapters.impl.demo import (
+    SOAK_SITES,
+    Agent,
+    Tally,
+    plan_round,
+    quiet_impl_logs,
+    round_window,
+)
 
 VARIANTS = ("unlocked", "lock3", "lock5", "lock5-hoisted", "three-way")
 ROUNDS_PER_CONNECTION = 5

@@ -20,7 +20,7 @@ from _calls import CALLS, combination
 
 from model import VARIANTS_BY_NAME, Config, Scenario, Verdict
 from model.environment import ALL
-from proofs.explore import explore
+from proofs.engines.explore import explore
 
 
 def scenario(names: tuple[str, ...]) -> Scenario:

@@ -3,7 +3,7 @@ locked mirror-diff one and the three-way one), a controllable fake server, and a
 agent activity whose push sites follow a policy chosen by variant name.
 
 It knows nothing of `model` or `proofs`; the conformance harness in
-`proofs.conformance` checks it against the model.
+`proofs.engines.conformance` checks it against the model.
 """
 
 from impl.activity import AgentActivity

@@ -20,7 +20,7 @@ from pathlib import Path
 from attrs import frozen
 
 from examples.callback_session.adapter import acme_factory
-from proofs.conformance import conformance_test_case
+from proofs.engines.conformance import conformance_test_case
 from tests.examples.mutants import USER_TURN_UNGATED
 
 ROOT = Path(__file__).resolve().parent.parent

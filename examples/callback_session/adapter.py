@@ -41,7 +41,7 @@ from examples.callback_session.session import (
 )
 from impl.fake_server import VirtualClock
 from model import Config, EventKind, OpKind, Pc
-from proofs.conformance import (
+from proofs.engines.conformance import (
     Adapter,
     AdapterFactory,
     EventView,

@@ -10,7 +10,7 @@ collects one test per mode per scenario:
 from __future__ import annotations
 
 from examples.callback_session.adapter import SITES, acme_adapter
-from proofs.conformance import conformance_test_case
+from proofs.engines.conformance import conformance_test_case
 
 #: Every catalog scenario that calls only our five sites, under its own environment:
 #: every stimulus sequence, 20 Hypothesis runs, each model counterexample replayed.

@@ -13,8 +13,8 @@ from impl.chat_context import ChatContext, DiffOp
 from impl.session import RealtimeSession
 from impl.three_way import ThreeWaySession, three_way_diff
 from impl.transport import AckKey, ClientOp, CreateOp
-from proofs.conformance.adapter import AdapterFactory
-from proofs.conformance.impl_adapter import ImplAdapter, SessionFactory
+from proofs.adapters.impl.adapter import ImplAdapter, SessionFactory
+from proofs.engines.conformance.adapter import AdapterFactory
 
 
 class MirrorAtSend(RealtimeSession):

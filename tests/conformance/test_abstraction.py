@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from model import Lock, Pc, Task
-from proofs.conformance.abstraction import _lock, _task
-from proofs.conformance.adapter import LockView, TaskView
+from proofs.engines.conformance.abstraction import _lock, _task
+from proofs.engines.conformance.adapter import LockView, TaskView
 
 
 def test_a_released_lock_belongs_to_its_first_waiter_at_once() -> None:

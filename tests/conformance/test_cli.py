@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
 
 from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME
-from proofs import conform_cli
+from proofs.adapters.impl import impl_adapter
+from proofs.cli import conform as conform_cli
 from proofs.cli import main
-from proofs.conformance.run import check_variant
+from proofs.engines.conformance.run import check_variant
 from tests.conformance.mutants import MUTANTS
 
 
@@ -60,9 +60,7 @@ def test_a_wrong_implementation_exits_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mutant = MUTANTS[0]
-    monkeypatch.setattr(
-        conform_cli, "check_variant", functools.partial(check_variant, factory=mutant.factory())
-    )
+    monkeypatch.setattr(conform_cli, "adapter_factory", lambda name: mutant.factory())
     assert main(["conform", "--variant", "lock5", "--scenario", "overlapping-push"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
 
@@ -90,5 +88,7 @@ def test_bad_input_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 
 def test_the_report_variant_objects_are_the_catalogs() -> None:
-    report = check_variant(VARIANTS_BY_NAME["lock5"], [SCENARIOS_BY_NAME["overlapping-push"]])
+    report = check_variant(
+        VARIANTS_BY_NAME["lock5"], [SCENARIOS_BY_NAME["overlapping-push"]], factory=impl_adapter
+    )
     assert report.as_expected and report.sequences == 6

@@ -17,12 +17,13 @@ from model import (
     Verdict,
 )
 from model.environment import ALL
-from proofs.conformance.exhaustive import exhaust
-from proofs.conformance.impl_adapter import ImplAdapter
-from proofs.conformance.lockstep import Lockstep, Mismatch, NotEnabled, trace_steps
-from proofs.conformance.run import check_cell
-from proofs.conformance.steps import format_steps, parse_steps
-from proofs.explore import explore
+from proofs.adapters.impl import impl_adapter
+from proofs.adapters.impl.adapter import ImplAdapter
+from proofs.engines.conformance.exhaustive import exhaust
+from proofs.engines.conformance.lockstep import Lockstep, Mismatch, NotEnabled, trace_steps
+from proofs.engines.conformance.run import check_cell
+from proofs.engines.conformance.steps import format_steps, parse_steps
+from proofs.engines.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
 from tests.conformance.mutants import MirrorAtSend, NeverResumes
 
@@ -32,7 +33,7 @@ def test_every_cell_behaves_as_the_catalog_expects(cell: tuple[Variant, Scenario
     """Exhaustive to full depth under the scenario's own environment: no mismatch,
     and the implementation breaks exactly the invariants the catalog expects, each
     the way the model's shortest counterexample does."""
-    report = check_cell(own(*cell))
+    report = check_cell(own(*cell), impl_adapter)
     assert not report.mismatches, report.mismatches[0].detail
     assert not report.exhaustion.truncated
     expected = {
@@ -54,7 +55,7 @@ def test_every_explorer_counterexample_under_all_options_is_the_same_bug(
     for finding in explore(config).findings:
         if finding.trace is None or finding.violation is None:
             continue
-        run = Lockstep.replay_moves(config, finding.trace.moves)
+        run = Lockstep.replay_moves(config, finding.trace.moves, impl_adapter)
         # the trace's WAKE and RESUME moves happened on their own, and perhaps more
         assert run.model_moves >= len(finding.trace.moves)
         found = run.violations[finding.invariant]
@@ -67,7 +68,7 @@ def test_every_explorer_counterexample_under_all_options_is_the_same_bug(
 
 def test_three_way_conforms_and_holds_under_every_option_at_full_depth() -> None:
     for scenario in SCENARIOS:
-        result = exhaust(Config(VARIANTS_BY_NAME["three-way"], scenario, ALL), depth=12)
+        result = exhaust(Config(VARIANTS_BY_NAME["three-way"], scenario, ALL), 12, impl_adapter)
         assert not result.mismatches, result.mismatches[0].detail
         assert not result.violations and not result.truncated
 
@@ -76,7 +77,7 @@ def test_three_way_conforms_and_holds_under_every_option_at_full_depth() -> None
 def test_locked_variants_conform_under_every_option(variant: str) -> None:
     for scenario in SCENARIOS:
         config = Config(VARIANTS_BY_NAME[variant], scenario, ALL)
-        result = exhaust(config, depth=6)
+        result = exhaust(config, 6, impl_adapter)
         assert not result.mismatches, result.mismatches[0].detail
         for invariant in result.violations:
             assert config.variant.expected(scenario.name, ALL, invariant) is Verdict.COUNTEREXAMPLE
@@ -85,7 +86,7 @@ def test_locked_variants_conform_under_every_option(variant: str) -> None:
 def test_a_stimulus_the_model_does_not_allow_is_refused() -> None:
     config = own(VARIANTS_BY_NAME["lock5"], SCENARIOS_BY_NAME["overlapping-push"])
     with pytest.raises(NotEnabled, match="server-apply"):
-        Lockstep.replay(config, parse_steps("server-apply T0 out1"))
+        Lockstep.replay(config, parse_steps("server-apply T0 out1"), impl_adapter)
 
 
 def test_a_mismatch_says_what_differs_and_after_which_steps() -> None:
@@ -127,11 +128,13 @@ def test_a_trace_that_postpones_a_resume_replays_as_a_burst() -> None:
     assert format_steps(steps) == (
         "call T0; server-apply T0 hello; client-apply T0 hello + copy T1; call T1"
     )
-    found = Lockstep.replay_moves(config, trace).violations[Invariant.NO_UNINTENDED_DELETE]
+    found = Lockstep.replay_moves(config, trace, impl_adapter).violations[
+        Invariant.NO_UNINTENDED_DELETE
+    ]
     assert (found.item, found.site) == ("hello", "replacement")
     # one stimulus at a time, the user turn upserts hello before the copy: no bug
     eager = parse_steps("call T0; server-apply T0 hello; client-apply T0 hello; copy T1; call T1")
-    assert not Lockstep.replay(config, eager).violations
+    assert not Lockstep.replay(config, eager, impl_adapter).violations
 
 
 @pytest.mark.parametrize(
@@ -145,10 +148,12 @@ def test_a_trace_that_postpones_a_resume_replays_as_a_burst() -> None:
 def test_z3_counterexamples_are_the_same_bug_in_the_implementation(
     variant: str, scenario: str
 ) -> None:
-    bmc = pytest.importorskip("proofs.smt.bmc")
+    bmc = pytest.importorskip("proofs.engines.smt.bmc")
     config = own(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME[scenario])
     for result in bmc.check_configs([config], timeout=60):
         if result.trace is None:
             continue
-        found = Lockstep.replay_moves(config, result.trace.moves).violations[result.invariant]
+        found = Lockstep.replay_moves(config, result.trace.moves, impl_adapter).violations[
+            result.invariant
+        ]
         assert (found.item, found.site) == (result.violation.item, result.violation.site)

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME
-from proofs.conformance.lockstep import Lockstep
-from proofs.conformance.loop import LoopError, Replay, Schedule, new_loop
-from proofs.conformance.steps import Step, format_steps, parse_steps
+from proofs.adapters.impl import impl_adapter
+from proofs.engines.conformance.lockstep import Lockstep
+from proofs.engines.conformance.loop import LoopError, Replay, Schedule, new_loop
+from proofs.engines.conformance.steps import Step, format_steps, parse_steps
 from tests.conformance.conftest import own
 
 
@@ -68,7 +69,7 @@ def test_a_random_schedule_replays_exactly() -> None:
     config = own(VARIANTS_BY_NAME["three-way"], SCENARIOS_BY_NAME["cleanup-during-tool-push"])
     rng = random.Random(7)
     recorded: list[Step] = []
-    first = Lockstep(config)
+    first = Lockstep(config, impl_adapter)
     first.loop.log = []
     plan = parse_steps("call T1 + call T0; server-apply T1 out1 + client-apply T0 asst1")
     for index, planned in enumerate(plan):
@@ -81,7 +82,7 @@ def test_a_random_schedule_replays_exactly() -> None:
         first.apply(planned)
         recorded.append(Step(planned.moves, scheduler.schedule))
     text = format_steps(recorded)
-    second = Lockstep(config)
+    second = Lockstep(config, impl_adapter)
     second.loop.log = []
     for step in parse_steps(text):
         second.apply(step)

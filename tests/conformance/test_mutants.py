@@ -6,10 +6,11 @@ import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
 from model import SCENARIOS, SCENARIOS_BY_NAME, VARIANTS_BY_NAME
-from proofs.conformance.exhaustive import exhaust
-from proofs.conformance.lockstep import Lockstep, Mismatch
-from proofs.conformance.machine import conformance_machine, machine_settings
-from proofs.conformance.steps import parse_steps
+from proofs.adapters.impl import impl_adapter
+from proofs.engines.conformance.exhaustive import exhaust
+from proofs.engines.conformance.lockstep import Lockstep, Mismatch
+from proofs.engines.conformance.machine import conformance_machine, machine_settings
+from proofs.engines.conformance.steps import parse_steps
 from tests.conformance.conftest import own
 from tests.conformance.mutants import AWAIT_BEFORE_SEND, MUTANTS, Mutant
 
@@ -53,7 +54,7 @@ def test_an_await_the_model_lacks_is_caught_by_a_burst_and_a_schedule() -> None:
         Lockstep.replay(config, parse_steps("call T1 + call T0 @0.1"), factory)
     # the real implementation has no such await: every order conforms
     for schedule in ("", "1", "0.1", "1.1"):
-        Lockstep.replay(config, parse_steps(f"call T1 + call T0 @{schedule}")).close()
+        Lockstep.replay(config, parse_steps(f"call T1 + call T0 @{schedule}"), impl_adapter).close()
 
 
 def test_hypothesis_in_scheduler_mode_finds_it_and_prints_runnable_steps() -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from examples.callback_session.adapter import SITES, acme_adapter, acme_factory
 from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Invariant
-from proofs.conformance import Mismatch, conformance_test_case, exhaust
-from proofs.conformance.testing import MODES
+from proofs.engines.conformance import Mismatch, conformance_test_case, exhaust
+from proofs.engines.conformance.testing import MODES
 from tests.examples.mutants import NO_GATE, SNAPSHOT_BEFORE_GATE, USER_TURN_UNGATED, Mutant
 
 #: The shipped example, exhaustively and by replay, under each scenario's own environment.

@@ -15,7 +15,7 @@ from impl.fake_server import FakeServer
 from impl.policy import POLICIES, SessionKind
 from impl.session import RealtimeSession
 from impl.three_way import ThreeWaySession
-from proofs.conformance.loop import ControlledLoop, new_loop
+from proofs.engines.conformance.loop import ControlledLoop, new_loop
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import pytest
 
 from impl.fake_server import FakeServer
 from impl.transport import CreateOp, DeleteOp, ErrorEvent, ItemAdded, ItemDeleted, ServerEvent
-from proofs.conformance.loop import new_loop
+from proofs.engines.conformance.loop import new_loop
 from tests.impl.conftest import msg
 
 

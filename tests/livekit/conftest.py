@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from proofs.livekit.releases import (
+from proofs.adapters.livekit.releases import (
     RELEASES,
     RELEASES_BY_VERSION,
     ReleaseUnavailable,
@@ -67,7 +67,7 @@ def release_report(version: str) -> dict[str, Any]:
     if version not in _REPORTS:
         installed = _installed()
         if version == installed:
-            from proofs.livekit.report import check_release
+            from proofs.adapters.livekit.check import check_release
 
             _REPORTS[version] = check_release()
         else:

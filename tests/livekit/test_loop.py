@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from proofs.livekit.loop import new_virtual_loop
+from proofs.engines.conformance.virtual_time import new_virtual_loop
 
 
 def test_timers_fire_only_when_time_is_advanced() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from proofs.livekit import releases
+from proofs.adapters.livekit import releases
 
 
 def _run_printing(stdout: str, stderr: str) -> Any:

@@ -13,7 +13,7 @@ import pytest
 from model import INTERNAL_MOVES, Config, Invariant
 from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
 from model.variants import VARIANTS_BY_NAME
-from proofs.explore import explore
+from proofs.engines.explore import explore
 from tests.livekit.conftest import release_report, scenario
 
 INV1 = Invariant.NO_UNINTENDED_DELETE.value

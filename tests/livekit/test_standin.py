@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from proofs.livekit.loop import VirtualTimeLoop, new_virtual_loop
+from proofs.engines.conformance.virtual_time import VirtualTimeLoop, new_virtual_loop
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def _message(item_id: str, text: str | None = None) -> Any:
 
 
 def _session(loop: VirtualTimeLoop, *ids: str) -> Any:
-    from proofs.livekit.standin import StandInModel, StandInServer
+    from proofs.adapters.livekit.standin import StandInModel, StandInServer
 
     with loop.running():
         return StandInModel(StandInServer([_message(i) for i in ids])).session()
@@ -137,7 +137,7 @@ def test_a_rejected_op_does_not_fail_the_push(loop: VirtualTimeLoop) -> None:
 
 
 def test_the_server_answers_impossible_ops_with_errors(loop: VirtualTimeLoop) -> None:
-    from proofs.livekit.standin import SentOp
+    from proofs.adapters.livekit.standin import SentOp
 
     session = _session(loop, "msg0")
     server = session.server

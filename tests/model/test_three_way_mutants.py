@@ -6,7 +6,7 @@ import pytest
 import model.moves
 from model import VARIANTS_BY_NAME, Call, Config, Environment, Invariant, Scenario, Verdict
 from model.environment import ALL
-from proofs.explore import explore
+from proofs.engines.explore import explore
 
 THREE_WAY = VARIANTS_BY_NAME["three-way"]
 

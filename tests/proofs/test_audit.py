@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from proofs.audit import (
+from proofs.cli.audit import main
+from proofs.engines.audit import (
     AuditConfig,
     AuditInputError,
     Place,
@@ -25,7 +26,6 @@ from proofs.audit import (
     audit_source,
     emit_sites,
 )
-from proofs.audit_cli import main
 
 LOCK = "_rt_chat_ctx_lock"
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from proofs import livekit_cli
 from proofs.cli import build_parser, main
+from proofs.cli import livekit as livekit_cli
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from impl.ws_server import LoopbackServer
-from proofs import demo
+from proofs.adapters.impl import demo
 from proofs.cli import main
 
 FAST = ["--turns", "3", "--latency-ms", "3", "--jitter-ms", "1", "--seed", "7"]

@@ -11,7 +11,7 @@ import pytest
 
 from impl.ws_server import LoopbackServer, ServerSettings
 from model.environment import ALL
-from proofs.demo import Agent, Tally, plan_round, quiet_impl_logs, round_window
+from proofs.adapters.impl.demo import Agent, Tally, plan_round, quiet_impl_logs, round_window
 
 LATENCY, JITTER = 0.002, 0.002
 

@@ -16,8 +16,8 @@ from model import (
     Verdict,
     check,
 )
-from proofs.explore import Finding, explore
-from proofs.trace import replay
+from proofs.engines.explore import Finding, explore
+from proofs.engines.trace import replay
 
 INV1 = Invariant.NO_UNINTENDED_DELETE
 INV2 = Invariant.AGREEMENT_AT_REST

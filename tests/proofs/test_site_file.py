@@ -5,7 +5,7 @@ import pytest
 
 from model import RequestSource
 from proofs.cli import main
-from proofs.site_file import SiteFileError, load_sites, pair_scenarios
+from proofs.engines.site_file import SiteFileError, load_sites, pair_scenarios
 
 SNAPSHOT_SITE = {"request": "mirror-snapshot", "local_update": "before"}
 

@@ -7,7 +7,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Environment
 from model.environment import ALL
-from proofs.stateful import model_machine
+from proofs.engines.stateful import model_machine
 
 #: Budget for a cell expected to hold: 60 runs of up to 25 moves each (the
 #: longest counterexample in the catalog is 12 moves).

@@ -1,6 +1,6 @@
 """z3 against the explorer on the whole catalog, and every counterexample replayed.
 
-One run of `proofs.smt.verify.run` covers every (variant, scenario, environment,
+One run of `proofs.engines.smt.verify.run` covers every (variant, scenario, environment,
 invariant) of the catalog (variants x scenarios x `model.ENVIRONMENTS`); the tests
 below read it, and so does the check that `docs/variants.md`, generated from the
 same cells, is current.
@@ -22,12 +22,12 @@ from model import (
     Verdict,
     check,
 )
-from proofs.explore import explore
-from proofs.pages import PAGE, render_variants
-from proofs.smt.bmc import COUNTEREXAMPLE, PROVED, CellResult
-from proofs.smt.verify import Cell, run
-from proofs.trace import replay
-from proofs.verify_cli import cell_json
+from proofs.engines.explore import explore
+from proofs.engines.smt.bmc import COUNTEREXAMPLE, PROVED, CellResult
+from proofs.engines.smt.verify import Cell, run
+from proofs.engines.trace import replay
+from proofs.report.pages import PAGE, render_variants
+from proofs.report.verify import cell_json
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 - On every reachable state of the catalog cells below, each move instance that
   z3 enables is a move the model makes (and the other way round), and the state
-  it leads to means the model's successor (`proofs.smt.simulation`).
+  it leads to means the model's successor (`proofs.engines.smt.simulation`).
 - On every reachable state of the whole catalog, the order-aware LCS diff of the
   model equals the membership diff the encoding computes (the abstraction
   `docs/proofs.md` describes), so the LCS exactness guard is never needed.
@@ -25,8 +25,8 @@ from model import (
     successors,
 )
 from model.diff import longest_common_subsequence, mirror_diff
-from proofs.smt.encoding import Encoding
-from proofs.smt.simulation import Evaluator, disagreements, reachable
+from proofs.engines.smt.encoding import Encoding
+from proofs.engines.smt.simulation import Evaluator, disagreements, reachable
 
 #: Scenarios that, between them, exercise every site kind, local update and
 #: environment move: a caller copy that replaces the local context, the live local

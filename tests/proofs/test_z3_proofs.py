@@ -13,10 +13,10 @@ from model import (
     Invariant,
     check,
 )
-from proofs.smt.bmc import COUNTEREXAMPLE, PROVED, UNKNOWN, check_configs
-from proofs.smt.encoding import Encoding, SymState
-from proofs.smt.induction import Conjunct, check_inductive
-from proofs.smt.reachset import reachable_invariant
+from proofs.engines.smt.bmc import COUNTEREXAMPLE, PROVED, UNKNOWN, check_configs
+from proofs.engines.smt.encoding import Encoding, SymState
+from proofs.engines.smt.induction import Conjunct, check_inductive
+from proofs.engines.smt.reachset import reachable_invariant
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
 OVERLAP = SCENARIOS_BY_NAME["overlapping-push"]

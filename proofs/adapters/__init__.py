@@ -1,0 +1,13 @@
+"""The adapters: what drives real code for the engines, found by name.
+
+Each adapter turns the model's stimuli into calls of one implementation and
+reports what that implementation holds (`proofs.engines.conformance.Adapter`):
+ackguard's own `impl` (`proofs.adapters.impl`), the released livekit-agents
+(`proofs.adapters.livekit`, the `livekit` extra), and the callback-session
+example. Nothing here is imported by an engine; `registry` imports an adapter
+only when it is asked for by name.
+"""
+
+from proofs.adapters.registry import ADAPTERS, AdapterEntry, adapter_factory
+
+__all__ = ["ADAPTERS", "AdapterEntry", "adapter_factory"]

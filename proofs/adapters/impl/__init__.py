@@ -1,0 +1,10 @@
+"""ackguard's own implementation (`impl/`) as the engines drive it.
+
+`adapter` is the conformance adapter over `impl.FakeServer`; `demo` runs every
+variant over a real loopback websocket with randomized overlapping pushes (the
+engine of `ackguard demo` and of the soak benchmark).
+"""
+
+from proofs.adapters.impl.adapter import ImplAdapter, impl_adapter, make_item
+
+__all__ = ["ImplAdapter", "impl_adapter", "make_item"]

@@ -1,0 +1,624 @@
+"""The conformance `Adapter` for the installed livekit-agents release.
+
+A real `AgentSession` runs a real `AgentActivity` over the stand-in realtime
+model (`standin`), on a `VirtualTimeLoop`. Each scenario call is driven the way
+an application or the model would cause it, through the public API where that
+reaches the site:
+
+* user-turn: `session.generate_reply(user_input=...)`.
+* tool-outputs: set up by `session.generate_reply()`, answered by the model
+  with a function call, whose real `@function_tool` starts and waits; the call
+  opens the tool's gate, so it returns and the activity pushes its output.
+* replacement: `agent.update_chat_ctx(copy)` in a task of its own; the copy is
+  taken then, or earlier by the `copy` stimulus (stale copies).
+* spoken-message: `session.say(text)`.
+* cleanup, interrupted-tool-outputs: set up as a generation with a message the
+  harness never lets play, or with a function call whose tool has returned;
+  the call interrupts the speech and the server ends its response.
+* model-creates and learn: set up as a response the server starts on its own;
+  the server appends a function call, then the response's function stream
+  yields it and the tool's start puts it in the local context.
+
+The two interruption sites are reached through `session.generate_reply()` and
+`session.interrupt()` when a scenario has one of them. When it has two, the
+activity's scheduler would never run their generations at once, so each runs
+as `AgentActivity._realtime_generation_task` on a speech handle of its own,
+started with the activity's `_create_speech_task` (as livekit-agents' own unit
+tests call the activity's coroutines); `PATHS` says which way each call went.
+
+Item ids map to scenario names by what the items are: items the harness
+creates carry the scenario id; the user message is the one whose text is the
+scenario id; a tool output is the one answering `call_<id>`; a spoken message is
+the assistant message whose text is the scenario id. Every other item (the
+function calls of the set-up, livekit's own config-update items) is background:
+left out of the observation, but a delete of an acknowledged background item is
+reported as an error, so no loss hides there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from livekit.agents import Agent, AgentSession, RunContext, function_tool, llm
+from livekit.agents.voice.agent import ModelSettings
+from livekit.agents.voice.speech_handle import SpeechHandle
+
+from model import Config, EventKind, OpKind, Pc, RequestSource
+from model.sites import SITES_BY_NAME
+from proofs.adapters.livekit.probe import HolderLock, Phase, PushRecord, Tracker
+from proofs.adapters.livekit.standin import (
+    Generation,
+    SentEvent,
+    SentOp,
+    StandInModel,
+    StandInServer,
+    StandInSession,
+    Stream,
+)
+from proofs.engines.conformance.adapter import EventView, LockView, Observation, OpView, TaskView
+from proofs.engines.conformance.loop import ControlledLoop
+from proofs.errors import SetupError, UnsupportedConfig
+
+#: The sites whose generation is interrupted, which need a generation of their own.
+_INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
+#: How many loop runs and deliveries the set-up may take before it is declared stuck.
+_SETUP_LIMIT = 200
+
+
+class _ToolAgent(Agent):
+    """An agent with one tool whose every call waits for the harness to open its gate."""
+
+    def __init__(self, gates: dict[str, asyncio.Future[None]], chat_ctx: llm.ChatContext) -> None:
+        super().__init__(instructions="You are a test agent.", chat_ctx=chat_ctx)
+        self._gates = gates
+
+    @function_tool
+    async def lookup(self, context: RunContext[Any]) -> str:
+        """Look something up (the harness decides when it returns)."""
+        call_id = context.function_call.call_id
+        gate = self._gates.get(call_id)
+        if gate is None:
+            gate = asyncio.get_running_loop().create_future()
+            self._gates[call_id] = gate
+        await gate
+        return f"result of {call_id}"
+
+
+class _CollectErrors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
+class LivekitAdapter:
+    """Drives the installed livekit-agents for one model `Config` (see the module docstring)."""
+
+    def __init__(self, config: Config, *, direct: frozenset[int] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        if not isinstance(loop, ControlledLoop) or not hasattr(loop, "advance"):
+            raise TypeError("the livekit adapter runs on a virtual_time.VirtualTimeLoop")
+        self.loop = loop
+        self.config = config
+        scenario = config.scenario
+        self.names: dict[str, str] = {}
+        self.scenario_items = frozenset(scenario.items())
+        self.pool = frozenset(scenario.server_pool)
+        for call in scenario.calls:
+            if call.site not in SITES_BY_NAME:
+                raise UnsupportedConfig(f"no livekit path for site {call.site!r}")
+            if call.site in ("user-turn", "spoken-message", "tool-outputs") and len(call.adds) != 1:
+                raise UnsupportedConfig(f"{call.site} adds exactly one item here")
+            if call.site == "interrupted-tool-outputs" and len(call.adds) != 1:
+                raise UnsupportedConfig("interrupted-tool-outputs adds exactly one item here")
+            if call.site == "cleanup" and (call.adds or len(call.drops) != 1):
+                raise UnsupportedConfig("cleanup drops exactly one never-played item here")
+        if set(scenario.initial_local) - set(scenario.server):
+            raise UnsupportedConfig("every item of the initial local context is on the server")
+        interruptible = [i for i, c in enumerate(scenario.calls) if c.site in _INTERRUPTIBLE]
+        #: Calls driven through the activity's coroutines rather than the public API.
+        self.direct = (
+            direct
+            if direct is not None
+            else frozenset(interruptible if len(interruptible) > 1 else ())
+        )
+        self.gates: dict[str, asyncio.Future[None]] = {}
+        self.generations: dict[int, Generation] = {}
+        self.handles: dict[int, SpeechHandle] = {}
+        self.events: dict[int, llm.GenerationCreatedEvent] = {}
+        self.pool_generation: Generation | None = None
+        self.tasks: dict[int, asyncio.Task[Any]] = {}
+        self.copies: dict[int, llm.ChatContext] = {}
+        self.called: set[int] = set()
+        self.failures: list[str] = []
+        self._errors = _CollectErrors()
+        self._closed = False
+        #: The ids of the copy each replacement pushed, and the local context each
+        #: cleanup was called on (the model's `copy` and `base`).
+        self._copy_ids: dict[int, tuple[str, ...]] = {}
+        self._cleanup_base: dict[int, frozenset[str]] = {}
+
+        self.server = StandInServer([])
+        self.model = StandInModel(self.server)
+        initial = llm.ChatContext([self._item(i) for i in scenario.initial_local])
+        self.agent = _ToolAgent(self.gates, initial)
+        self.session: AgentSession[Any] = AgentSession(llm=self.model, user_away_timeout=None)
+        self.tracker = Tracker(
+            self._identify,
+            lambda: self.agent._chat_ctx,
+            frozenset(
+                i
+                for i, call in enumerate(scenario.calls)
+                if SITES_BY_NAME[call.site].request is not RequestSource.MIRROR_SNAPSHOT
+            ),
+        )
+        self._set_up()
+        self.tracker.started = True
+        logging.getLogger("livekit").addHandler(self._errors)
+
+    # -- set-up -------------------------------------------------------------------------
+
+    def _item(self, name: str) -> llm.ChatItem:
+        """A chat item the harness itself creates for scenario id `name`."""
+        self.names[name] = name
+        if name in self.pool:
+            return llm.FunctionCall(id=name, call_id=f"call_{name}", name="lookup", arguments="{}")
+        if name.startswith("msg"):
+            return llm.ChatMessage(id=name, role="user", content=[f"text of {name}"])
+        return llm.ChatMessage(id=name, role="assistant", content=[f"text of {name}"])
+
+    @property
+    def rt(self) -> StandInSession:
+        """The activity's realtime session (the latest the stand-in model made)."""
+        return self.model.sessions[-1]
+
+    def _settle_delivering(self) -> None:
+        """Run the loop, delivering every op and event at once, until all is quiet."""
+        for _ in range(_SETUP_LIMIT):
+            self.loop.run_until_blocked()
+            if self.server.to_server:
+                self.server.apply_next()
+            elif self.server.to_client:
+                self.rt.deliver()
+            else:
+                return
+        raise SetupError("the set-up did not settle")
+
+    def _start(self, coro: Any) -> asyncio.Task[Any]:
+        with self.loop.running():
+            return self.loop.create_task(coro)
+
+    def _set_up(self) -> None:
+        scenario = self.config.scenario
+        started = self._start(self.session.start(self.agent, record=False))
+        self._settle_delivering()
+        if not started.done() or started.exception() is not None:
+            raise SetupError(f"AgentSession.start did not finish: {started!r}")
+        activity = self.session._activity
+        assert activity is not None
+        self.activity = activity
+        self.rt.probe = self.tracker
+        if hasattr(activity, "_rt_chat_ctx_lock"):
+            assert not activity._rt_chat_ctx_lock.locked()
+            activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
+        # items the model produced before the scenario starts (a never-played
+        # message); they reach the server before the calls' own responses
+        for name in scenario.server:
+            if name not in scenario.initial_local:
+                with self.loop.running():
+                    self.server.model_creates(self._item(name))
+                self._settle_delivering()
+        for index, call in enumerate(scenario.calls):
+            with self.loop.running():
+                self._prepare(index, call.site)
+            self._settle_delivering()
+        if scenario.server_pool:
+            generation = Generation()
+            self.pool_generation = generation
+            with self.loop.running():
+                self.rt.start_generation(generation)
+            self._settle_delivering()
+        self._check_setup()
+
+    def _prepare(self, index: int, site: str) -> None:
+        call = self.config.call(index)
+        if site == "tool-outputs":
+            self._tool_generation(index, call.adds[0], returned=False, close=True)
+        elif site == "interrupted-tool-outputs":
+            self._tool_generation(index, call.adds[0], returned=True, close=False)
+        elif site == "cleanup":
+            generation = Generation()
+            text = Stream()  # held back: none of it is ever played
+            generation.add_message(call.drops[0], text)
+            self._begin(index, generation)
+
+    def _begin(self, index: int, generation: Generation) -> None:
+        """Start the generation of call `index`, publicly or on the activity's coroutine."""
+        self.generations[index] = generation
+        if index in self.direct:
+            handle = SpeechHandle.create(allow_interruptions=True)
+            handle._authorize_generation()
+            event = generation.event()
+            self.events[index] = event
+            self.handles[index] = handle
+            self.activity._create_speech_task(
+                self.activity._realtime_generation_task(
+                    speech_handle=handle, generation_ev=event, model_settings=ModelSettings()
+                ),
+                speech_handle=handle,
+                name=f"ackguard.generation.T{index}",
+            )
+        else:
+            self.rt.replies.append(generation)
+            self.handles[index] = self.session.generate_reply()
+
+    def _tool_generation(self, index: int, name: str, *, returned: bool, close: bool) -> None:
+        generation = Generation()
+        self._begin(index, generation)
+        call_id = f"call_{name}"
+        gate: asyncio.Future[None] = self.loop.create_future()
+        if returned:
+            gate.set_result(None)
+        self.gates[call_id] = gate
+        function_call = llm.FunctionCall(
+            id=f"fc_{name}", call_id=call_id, name="lookup", arguments="{}"
+        )
+        # the model's function call reaches the server conversation, then the stream
+        self.server.model_creates(function_call.model_copy())
+        generation.functions.push(function_call)
+        if close:
+            generation.close()
+
+    def _check_setup(self) -> None:
+        scenario = self.config.scenario
+        if self.tracker.records:
+            raise SetupError(f"a scenario push ran during the set-up: {self.tracker.records}")
+        observed = self._named(self.server.ids())
+        if observed != scenario.server:
+            raise SetupError(f"the server starts as {observed}, not {scenario.server}")
+        local = self._named(self._local_ids())
+        if local != scenario.initial_local:
+            raise SetupError(f"the local context starts as {local}, not {scenario.initial_local}")
+        if self._errors.messages:
+            raise SetupError("; ".join(self._errors.messages))
+
+    # -- attribution --------------------------------------------------------------------
+
+    def _identify(self, function: str, frame: dict[str, Any]) -> int | None:
+        """Which call an activity frame belongs to."""
+        calls = self.config.scenario.calls
+        if function == "update_chat_ctx":
+            task = asyncio.current_task()
+            for index, started in self.tasks.items():
+                if started is task:
+                    return index
+            return None
+        if function == "_realtime_generation_task_impl":
+            event = frame.get("generation_ev")
+            for index, generation in self.generations.items():
+                if self.events.get(index) is event or (
+                    event is not None
+                    and event.message_stream is generation.messages
+                    and event.function_stream is generation.functions
+                ):
+                    return index
+            return None
+        wanted = {"_realtime_reply_task": "user-turn", "_tts_task_impl": "spoken-message"}
+        site = wanted.get(function)
+        text = frame.get("user_input" if site == "user-turn" else "text")
+        for index, call in enumerate(calls):
+            if call.site == site and index in self.called and call.adds[0] == text:
+                return index
+        return None
+
+    # -- stimuli ------------------------------------------------------------------------
+
+    def copy(self, task: int) -> None:
+        self.copies[task] = self.agent.chat_ctx.copy()
+
+    def call(self, task: int) -> None:
+        call = self.config.call(task)
+        self.called.add(task)
+        site = call.site
+        if site == "user-turn":
+            self.handles[task] = self.session.generate_reply(user_input=call.adds[0])
+        elif site == "spoken-message":
+            self.handles[task] = self.session.say(call.adds[0])
+        elif site == "tool-outputs":
+            self.gates[f"call_{call.adds[0]}"].set_result(None)
+        elif site in _INTERRUPTIBLE:
+            if site == "cleanup":
+                self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
+            if task in self.direct:
+                self.handles[task].interrupt()
+            else:
+                self.session.interrupt()
+            # the server ends the cancelled response
+            self.generations[task].close()
+        elif site == "replacement":
+            ctx = self.copies.pop(task, None)
+            if ctx is None:
+                ctx = self.agent.chat_ctx.copy()
+            self._copy_ids[task] = self._named(tuple(item.id for item in ctx.items))
+            ctx.items[:] = [item for item in ctx.items if self.names.get(item.id) not in call.drops]
+            for name in call.adds:
+                ctx.items.append(self._item(name))
+            self.tasks[task] = self.loop.create_task(
+                self.agent.update_chat_ctx(ctx), name=f"ackguard.replacement.T{task}"
+            )
+        else:
+            raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def server_apply(self) -> None:
+        self.server.apply_next()
+
+    def server_reject(self) -> None:
+        self.server.reject_next()
+
+    def client_apply(self) -> None:
+        self.rt.deliver()
+
+    def model_creates(self, item: str) -> None:
+        self.server.model_creates(self._item(item))
+
+    def learn(self, item: str) -> None:
+        if self.pool_generation is None:
+            raise UnsupportedConfig("no response of the model is under way to carry the item")
+        created = self._item(item)
+        assert isinstance(created, llm.FunctionCall)
+        self.pool_generation.functions.push(created)
+
+    def timeout(self, task: int) -> None:
+        record = self.tracker.records.get(task)
+        if record is None or record.task is None:
+            raise LookupError(f"T{task} has no push waiting")
+        self.rt.clock.fire(record.task)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _name(self, item: llm.ChatItem) -> str | None:
+        known = self.names.get(item.id)
+        if known is not None:
+            return known
+        name: str | None = None
+        if isinstance(item, llm.FunctionCallOutput) and item.call_id.startswith("call_"):
+            name = item.call_id.removeprefix("call_")
+        elif isinstance(item, llm.ChatMessage):
+            text = item.text_content
+            if text in self.scenario_items:
+                name = text
+        if name is not None and name in self.scenario_items:
+            self.names[item.id] = name
+            return name
+        return None
+
+    def _learn_names(self, items: list[llm.ChatItem]) -> None:
+        for item in items:
+            self._name(item)
+
+    def _named(self, ids: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self.names[i] for i in ids if i in self.names)
+
+    def _local_ids(self) -> tuple[str, ...]:
+        items = self.agent._chat_ctx.items
+        self._learn_names(items)
+        return tuple(item.id for item in items)
+
+    def observe(self) -> Observation:
+        self._learn_names(self.server.conversation)
+        for op in self.server.to_server:
+            if op.item is not None:
+                self._name(op.item)
+        for event in self.server.to_client:
+            if event.item is not None:
+                self._name(event.item)
+        self._learn_names(self.rt.mirror_items())
+        local = self._named(self._local_ids())
+        for record in self.tracker.records.values():
+            if record.request is not None:
+                self._learn_names(record.request.items)
+        return Observation(
+            server=self._named(self.server.ids()),
+            mirror=self._named(self.rt.mirror_ids()),
+            local=local,
+            to_server=tuple(v for v in (self._op(op) for op in self.server.to_server) if v),
+            to_client=tuple(v for v in (self._event(e) for e in self.server.to_client) if v),
+            activity_lock=self._lock(getattr(self.activity, "_rt_chat_ctx_lock", None)),
+            provider_lock=self._traced(self.rt.lock.holder, self.rt.lock.waiting),
+            tasks=tuple(self._task(i) for i in range(len(self.config.scenario.calls))),
+            created=len([i for i in self.pool if i in self.server.reached]),
+            learned=frozenset(i for i in local if i in self.pool),
+            acked=frozenset(self.names[i] for i in self.server.acked if i in self.names),
+            reached=frozenset(self.names[i] for i in self.server.reached if i in self.names),
+            removed=frozenset(self.names[i] for i in self.server.removed if i in self.names),
+            refused=frozenset(self.names[i] for i in self.server.refused if i in self.names),
+            deletes_sent=frozenset(
+                (who, self.names[item], acked)
+                for origin, item, acked in self.server.deletes_sent
+                if item in self.names and (who := self._who(origin)) is not None
+            ),
+            recreated=frozenset(
+                (who, self.names[item])
+                for origin, item in self.server.recreated
+                if item in self.names and (who := self._who(origin)) is not None
+            ),
+        )
+
+    def _after_name(self, op: SentOp) -> str | None:
+        """The nearest scenario item before a create's item in the request it came from.
+
+        The model knows no set-up items, so a create that follows one (a tool
+        output follows its own function call) is placed after the scenario item
+        before that, which is where the model's request has it.
+        """
+        previous: str | None = None
+        for item_id in op.request:
+            if item_id == op.item_id:
+                return previous
+            if item_id in self.names:
+                previous = self.names[item_id]
+        return previous
+
+    def _who(self, origin: asyncio.Task[Any] | None) -> int | None:
+        for record in self.tracker.records.values():
+            if record.task is origin and origin is not None:
+                return record.call
+        return None
+
+    def _op(self, op: SentOp) -> OpView | None:
+        name = self.names.get(op.item_id)
+        if name is None:
+            return None
+        after = self._after_name(op) if op.kind == "create" else None
+        kind = OpKind.CREATE if op.kind == "create" else OpKind.DELETE
+        return OpView(kind, name, after, self._who(op.origin))
+
+    def _event(self, event: SentEvent) -> EventView | None:
+        name = self.names.get(event.item_id)
+        if name is None:
+            return None
+        task = None if event.answers is None else self._who(event.answers.origin)
+        if event.kind == "added":
+            if event.answers is None:
+                after = self._server_after(event)
+            else:
+                after = self._after_name(event.answers)
+            return EventView(EventKind.ADDED, name, after, task=task)
+        if event.kind == "deleted":
+            return EventView(EventKind.DELETED, name, task=task)
+        assert event.answers is not None
+        op = OpKind.CREATE if event.answers.kind == "create" else OpKind.DELETE
+        return EventView(EventKind.REJECTED, name, op=op, task=task)
+
+    def _server_after(self, event: SentEvent) -> str | None:
+        """The nearest scenario item before a model-created item on the server."""
+        previous: str | None = None
+        for item in self.server.conversation:
+            if item.id == event.item_id:
+                return previous
+            if item.id in self.names:
+                previous = self.names[item.id]
+        return previous
+
+    def _lock(self, lock: object) -> LockView:
+        if isinstance(lock, HolderLock):
+            return self._traced(lock.holder, lock.waiting)
+        return LockView()
+
+    def _traced(self, holder: object, waiting: list[Any]) -> LockView:
+        return LockView(
+            None if holder is None else self._who(holder),  # type: ignore[arg-type]
+            tuple(w for w in (self._who(t) for t in waiting) if w is not None),
+        )
+
+    def phase(self, index: int) -> Phase | None:
+        """Where call `index`'s push is (None: it has not reached one)."""
+        record = self.tracker.records.get(index)
+        if record is None:
+            return None
+        if record.returned:
+            return Phase.FAILED if record.failed else Phase.DONE
+        lock = getattr(self.activity, "_rt_chat_ctx_lock", None)
+        if isinstance(lock, HolderLock) and record.task in lock.waiting:
+            return Phase.WAIT_ACTIVITY
+        if record.task in self.rt.lock.waiting:
+            return Phase.WAIT_PROVIDER
+        if record.read is not None:
+            return Phase.WAIT_ACKS
+        return None
+
+    def _task(self, index: int) -> TaskView:
+        call = self.config.call(index)
+        record = self.tracker.records.get(index)
+        phase = self.phase(index)
+        copy = self.copies.get(index)
+        if record is None or phase is None:
+            if index in self.called:
+                return TaskView(Pc.IDLE)  # reported by errors(): the call reached no push
+            if copy is not None:
+                return TaskView(Pc.COPIED, copy=self._named(tuple(i.id for i in copy.items)))
+            return TaskView(Pc.IDLE)
+        return self._view(record, phase, call.drops)
+
+    def _view(self, record: PushRecord, phase: Phase, drops: tuple[str, ...]) -> TaskView:
+        site = SITES_BY_NAME[self.config.call(record.call).site]
+        request = record.request
+        live = self.agent._chat_ctx
+        base: frozenset[str] = frozenset()
+        copy: tuple[str, ...] | None = None
+        if site.request is RequestSource.MIRROR_SNAPSHOT and record.snapshot is not None:
+            base = frozenset(self._named(record.snapshot)) | frozenset(drops)
+        elif site.request is RequestSource.CALLER_COPY:
+            origin = self._copy_ids.get(record.call)
+            copy = origin
+            base = frozenset(origin or ()) | frozenset(drops)
+        elif site.request is RequestSource.LOCAL_CONTEXT:
+            base = self._cleanup_base.get(record.call, frozenset()) | frozenset(drops)
+        pending = frozenset(
+            (OpKind.CREATE if kind == "create" else OpKind.DELETE, self.names[item])
+            for kind, item in record.pending()
+            if item in self.names
+        )
+        return TaskView(
+            phase=Pc(phase.value),
+            copy=copy,
+            request=None if request is None else self._named(tuple(i.id for i in request.items)),
+            request_is_live=request is not None and request is live,
+            read=None if record.read is None else self._named(record.read),
+            bound_at_read=record.bound_at_read,
+            base=base,
+            pending=pending if phase is Phase.WAIT_ACKS else frozenset(),
+        )
+
+    def errors(self) -> list[str]:
+        found = list(self.failures)
+        for index, task in sorted(self.tasks.items()):
+            if task.done() and not task.cancelled():
+                error = task.exception()
+                # a replacement whose acks time out raises to the application, by design
+                if error is not None and not isinstance(error, llm.RealtimeError):
+                    found.append(f"T{index}: {error!r}")
+        for touch in self.tracker.stray:
+            found.append(
+                f"a push outside the scenario: {touch.function}:{touch.line} ({touch.what})"
+            )
+        found.extend(self._errors.messages)
+        for index in sorted(self.called):
+            if self.phase(index) is None:
+                found.append(f"T{index} ({self.config.call(index).site}) reached no push")
+        return found
+
+    def unreached(self) -> list[int]:
+        return [index for index in sorted(self.called) if self.phase(index) is None]
+
+    def background_losses(self) -> list[str]:
+        """Acknowledged items outside the scenario that a push deleted."""
+        return [
+            item
+            for origin, item, acked in self.server.deletes_sent
+            if acked and item not in self.names
+        ]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        logging.getLogger("livekit").removeHandler(self._errors)
+        for gate in self.gates.values():
+            if not gate.done():
+                gate.cancel()
+        closing = self._start(self.session.aclose())
+        del closing
+
+
+def livekit_adapter(config: Config) -> LivekitAdapter:
+    """The factory the harness takes (`AdapterFactory`)."""
+    return LivekitAdapter(config)
+
+
+AdapterMaker = Callable[[Config], LivekitAdapter]

@@ -1,0 +1,297 @@
+"""Per-release dynamic verdicts: the installed livekit-agents against the model.
+
+For every catalog scenario, under its own environment:
+
+* the model's counterexamples (for the release's variant, and for `unlocked`,
+  the weakest, so that a release the model clears is tried on the interleaving
+  that breaks the others) are replayed against the real code (`replay.run`);
+* every stimulus sequence the model allows for the release's variant is run
+  too (the scenarios are small: at most a dozen sequences each), and each
+  reports whether the real code stepped with the model;
+* the verdict: which invariants the real code broke, which items it lost or
+  brought back, whether that is what the catalog expects of the variant, and
+  the shortest interleaving that shows it.
+
+`python -m proofs.cli.livekit_release --json` prints the report of whatever release
+is installed; `proofs.adapters.livekit.releases.run_release` runs it for another one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from model import Config, Environment, Invariant, Scenario, Verdict
+from model.scenarios import SCENARIOS, Call
+from model.variants import VARIANTS_BY_NAME
+from proofs.adapters.livekit.releases import (
+    RELEASES_BY_VERSION,
+    Release,
+    installed_version,
+)
+from proofs.adapters.livekit.replay import Outcome, run, sequences
+from proofs.engines.audit import SITE_REQUESTS, audit_source
+from proofs.engines.explore import explore
+from proofs.errors import ReleaseUnavailable
+
+#: The variant whose counterexamples every release is also tried on.
+WEAKEST = "unlocked"
+
+#: Each site alone, so that every path is shown reached through the public API
+#: (the catalog's cleanup-during-tool-push has to call the activity's coroutine).
+PATHS: tuple[Scenario, ...] = (
+    Scenario("user-turn-alone", "generate_reply(user_input=...)", (Call("user-turn", ("hello",)),)),
+    Scenario("tool-outputs-alone", "a tool returns", (Call("tool-outputs", ("out1",)),)),
+    Scenario(
+        "replacement-alone", "agent.update_chat_ctx(copy)", (Call("replacement", ("note1",)),)
+    ),
+    Scenario("spoken-message-alone", "say(text)", (Call("spoken-message", ("spoken1",)),)),
+    Scenario(
+        "cleanup-alone",
+        "session.interrupt() before a message plays",
+        (Call("cleanup", drops=("asst1",)),),
+        server=("msg0", "asst1"),
+        local=("msg0",),
+    ),
+    Scenario(
+        "interrupted-tool-outputs-alone",
+        "session.interrupt() after a tool returned",
+        (Call("interrupted-tool-outputs", ("out1",)),),
+    ),
+)
+
+
+def _labels(invariants: Iterable[Invariant]) -> list[str]:
+    return sorted(invariant.value for invariant in invariants)
+
+
+def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "stimuli": list(outcome.stimuli),
+        "broken": _labels(outcome.broken),
+        "lost": list(outcome.lost),
+        "recreated": list(outcome.recreated),
+        "divergence": outcome.divergence,
+        "stuck": outcome.stuck,
+        "unreached": list(outcome.unreached),
+        "errors": list(outcome.errors),
+        "background_losses": list(outcome.background_losses),
+        "violations": {
+            invariant.value: {
+                "item": violation.item,
+                "task": violation.task,
+                "reason": violation.reason,
+                "after": outcome.violation_steps[invariant],
+            }
+            for invariant, violation in sorted(
+                outcome.violations.items(), key=lambda kv: kv[0].value
+            )
+        },
+    }
+    if source is not None:
+        data["source"] = source
+    return data
+
+
+def with_options(environment: Environment, options: Iterable[str]) -> Environment:
+    """`environment` with more options on (`timeouts`, `rejections`, ...)."""
+    on = {name.replace("-", "_") for name in options}
+    unknown = on - {f.name for f in attrs.fields(Environment)}
+    if unknown:
+        raise ValueError(f"unknown environment option(s): {', '.join(sorted(unknown))}")
+    return attrs.evolve(environment, **{name: True for name in on})
+
+
+def check_scenario(
+    release: Release,
+    scenario: Scenario,
+    *,
+    sweep: bool = True,
+    options: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    variant = VARIANTS_BY_NAME[release.variant]
+    environment = with_options(scenario.environment, options)
+    config = Config(variant, scenario, environment)
+    applicable = all(call.site in release.sites for call in scenario.calls)
+    replays: list[dict[str, Any]] = []
+    outcomes: list[Outcome] = []
+    seen: set[tuple[str, ...]] = set()
+    for source in dict.fromkeys((release.variant, WEAKEST)):
+        exploration = explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+        for finding in exploration.findings:
+            if finding.trace is None:
+                continue
+            key = tuple(move.label() for move in finding.trace.moves)
+            if key in seen:
+                continue
+            seen.add(key)
+            outcome = run(config, finding.trace.moves)
+            outcomes.append(outcome)
+            replays.append(_outcome_json(outcome, f"{source} {finding.invariant.value}"))
+    swept: list[dict[str, Any]] = []
+    if sweep:
+        for moves in sequences(config):
+            outcome = run(config, moves)
+            outcomes.append(outcome)
+            swept.append(_outcome_json(outcome))
+    real = frozenset(i for outcome in outcomes for i in outcome.broken)
+    model = frozenset(
+        i
+        for i in Invariant
+        if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+    )
+    shortest: list[str] | None = None
+    for outcome in outcomes:
+        for step in outcome.violation_steps.values():
+            if shortest is None or step < len(shortest):
+                shortest = list(outcome.stimuli[:step])
+    drive = outcomes[0].drive if outcomes else {}
+    return {
+        "scenario": scenario.name,
+        "summary": scenario.summary,
+        "environment": environment.name,
+        "calls": [
+            {"task": index, "site": call.site, "drive": drive.get(index, "public")}
+            for index, call in enumerate(scenario.calls)
+        ],
+        "applicable": applicable,
+        "model_broken": _labels(model),
+        "real_broken": _labels(real),
+        "matches": (real == model) if applicable else None,
+        "lost": sorted({item for outcome in outcomes for item in outcome.lost}),
+        "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
+        "shortest": shortest,
+        "sequences": len(swept),
+        "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
+        "replays": replays,
+        "sweep": swept,
+        "errors": sorted({e for outcome in outcomes for e in outcome.errors}),
+        "background_losses": sorted(
+            {item for outcome in outcomes for item in outcome.background_losses}
+        ),
+        "push_lines": sorted(
+            {line for outcome in outcomes for line in outcome.push_lines.values()}
+        ),
+    }
+
+
+def check_path(release: Release, scenario: Scenario) -> dict[str, Any]:
+    """One site alone, through the public API: the line it pushes from, and whether
+    it steps with the model (a lone push races nobody, so nothing may break)."""
+    config = Config(VARIANTS_BY_NAME[release.variant], scenario, scenario.environment)
+    outcomes = [run(config, moves) for moves in sequences(config)]
+    call = scenario.calls[0]
+    return {
+        "scenario": scenario.name,
+        "site": call.site,
+        "how": scenario.summary,
+        "drive": outcomes[0].drive.get(0, "public"),
+        "push_lines": sorted({line for o in outcomes for line in o.push_lines.values()}),
+        "applicable": call.site in release.sites,
+        "reached": not any(o.unreached for o in outcomes),
+        "stepped_with_model": all(o.divergence is None for o in outcomes),
+        "broken": _labels({i for o in outcomes for i in o.broken}),
+        "errors": sorted({e for o in outcomes for e in o.errors}),
+    }
+
+
+def _path_as_expected(path: dict[str, Any]) -> bool:
+    """A site the release has steps with the model and breaks nothing; one it lacks
+    pushes nothing."""
+    if not path["applicable"]:
+        return not path["reached"] and not path["push_lines"]
+    return bool(path["reached"] and path["stepped_with_model"]) and not (
+        path["broken"] or path["errors"]
+    )
+
+
+def coverage(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every push place the audit finds in the installed release, with what drove it."""
+    import livekit.agents.voice.agent_activity as agent_activity
+
+    path = Path(agent_activity.__file__)
+    places = [
+        place
+        for place in audit_source(path.read_text(encoding="utf-8"), str(path))
+        if place.kind in SITE_REQUESTS
+    ]
+    rows = []
+    for place in places:
+        driven = [s["scenario"] for s in scenarios if place.line in s["push_lines"]]
+        rows.append(
+            {
+                "line": place.line,
+                "function": place.function,
+                "kind": place.kind,
+                "lock": place.lock,
+                "ok": place.ok,
+                "scenarios": driven,
+            }
+        )
+    return rows
+
+
+def check_release(
+    scenarios: Iterable[Scenario] = SCENARIOS,
+    *,
+    sweep: bool = True,
+    options: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The report of the installed release (see the module docstring)."""
+    version = installed_version()
+    if version is None:
+        raise ReleaseUnavailable("livekit-agents is not installed: pip install -e '.[livekit]'")
+    if version not in RELEASES_BY_VERSION:
+        raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
+    release = RELEASES_BY_VERSION[version]
+    with _quiet():
+        return _check_release(release, scenarios, sweep, options)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Timeouts and rejections are logged as warnings by design; keep them off stderr."""
+    loggers = [logging.getLogger(name) for name in ("livekit", "ackguard.livekit")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _check_release(
+    release: Release, scenarios: Iterable[Scenario], sweep: bool, options: tuple[str, ...]
+) -> dict[str, Any]:
+    version = release.version
+    started = time.perf_counter()
+    scenarios = list(scenarios)
+    full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
+    checked = [
+        check_scenario(release, scenario, sweep=sweep, options=options) for scenario in scenarios
+    ]
+    paths = [check_path(release, scenario) for scenario in PATHS] if full else []
+    places = coverage(checked + paths)
+    return {
+        "release": version,
+        "variant": release.variant,
+        "summary": release.summary,
+        "options": list(options),
+        "scenarios": checked,
+        "paths": paths,
+        "coverage": places,
+        "complete": full,
+        "uncovered": [f"{p['function']}:{p['line']}" for p in places if not p["scenarios"]],
+        "as_expected": all(s["matches"] in (True, None) for s in checked)
+        and all(_path_as_expected(p) for p in paths)
+        and (not full or all(p["scenarios"] for p in places)),
+        "seconds": round(time.perf_counter() - started, 2),
+    }

@@ -1,0 +1,144 @@
+"""The livekit-agents releases ackguard checks, and how each is put on the path.
+
+The installed release (the `ackguard[livekit]` extra pins one) runs in-process.
+Any other runs in a subprocess whose `PYTHONPATH` starts with a folder under
+`.cache/livekit/<version>` holding just that release and the `livekit` (rtc)
+build it pins, installed with `pip install --no-deps --target`: both releases
+share every other dependency (their requirements differ only in that pin), so
+the second release costs seconds, not a second virtual environment.
+
+This module never imports livekit, so it can say what is installed first.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from attrs import frozen
+
+from model.sites import FIVE_SITES
+from proofs.errors import ReleaseUnavailable
+
+ROOT = Path(__file__).resolve().parents[3]
+CACHE = ROOT / ".cache" / "livekit"
+
+
+@frozen
+class Release:
+    version: str
+    #: The model variant whose lock discipline the release has.
+    variant: str
+    #: The sites of the model that exist in the release.
+    sites: frozenset[str]
+    #: What `pip install --no-deps` needs for this release beside the shared dependencies.
+    requirements: tuple[str, ...]
+    summary: str
+
+
+RELEASES: tuple[Release, ...] = (
+    Release(
+        "1.8.8",
+        "unlocked",
+        FIVE_SITES,
+        ("livekit-agents==1.8.8", "livekit==1.1.20"),
+        "no activity lock; say() pushes nothing",
+    ),
+    Release(
+        "1.8.9",
+        "lock5",
+        FIVE_SITES | {"spoken-message"},
+        ("livekit-agents==1.8.9", "livekit==1.1.21"),
+        "the activity lock on the five sites; a new spoken-message push outside it",
+    ),
+)
+RELEASES_BY_VERSION: dict[str, Release] = {release.version: release for release in RELEASES}
+
+
+def installed_version() -> str | None:
+    """The livekit-agents on this interpreter's path, without importing it."""
+    try:
+        return importlib.metadata.version("livekit-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def release_dir(version: str, cache: Path = CACHE) -> Path:
+    return cache / version
+
+
+def ensure_release(version: str, cache: Path = CACHE) -> tuple[Path, float]:
+    """Install `version` under the cache (once); its folder and the seconds it took."""
+    release = RELEASES_BY_VERSION[version]
+    target = release_dir(version, cache)
+    marker = target / ".ackguard-complete"
+    if marker.exists() and marker.read_text() == "\n".join(release.requirements):
+        return target, 0.0
+    started = time.perf_counter()
+    target.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-compile",
+        "--upgrade",
+        "--target",
+        str(target),
+        *release.requirements,
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise ReleaseUnavailable(
+            f"pip could not install livekit-agents {version}: {result.stderr.strip()[-2000:]}"
+        )
+    marker.write_text("\n".join(release.requirements))
+    return target, time.perf_counter() - started
+
+
+def run_release(version: str, args: list[str], cache: Path = CACHE) -> dict[str, object]:
+    """Run `python -m proofs.cli.livekit_release --json ARGS` against release `version`.
+
+    The installed release runs in a subprocess too when asked for here, so that
+    both releases are reported the same way.
+    """
+    env = dict(os.environ)
+    paths = [str(ROOT)]
+    if installed_version() != version:
+        target, _ = ensure_release(version, cache)
+        paths.insert(0, str(target))
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    result = subprocess.run(
+        [sys.executable, "-m", "proofs.cli.livekit_release", "--json", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=ROOT,
+    )
+    if result.returncode not in (0, 1):
+        raise ReleaseUnavailable(
+            f"the livekit-agents {version} run failed ({result.returncode}): "
+            f"{result.stderr.strip()[-3000:]}"
+        )
+    try:
+        data = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise ReleaseUnavailable(
+            f"the livekit-agents {version} run printed no JSON report; its stderr ends: "
+            f"{result.stderr.strip()[-3000:] or '(empty)'}"
+        ) from None
+    if not isinstance(data, dict) or data.get("release") != version:
+        release = data.get("release") if isinstance(data, dict) else None
+        raise ReleaseUnavailable(f"the run reported release {release!r}, not {version}")
+    return data

@@ -1,0 +1,71 @@
+"""Adapters by name, imported only when asked for.
+
+An engine takes an `AdapterFactory` and never imports a concrete adapter; the
+command line and the tests ask this registry for one by name. Importing an
+adapter can be expensive (livekit-agents) or impossible (an extra that is not
+installed), so each entry names its module and factory as strings, and
+`adapter_factory` imports them on first use and says what to install when the
+import fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import cast
+
+from attrs import frozen
+
+from proofs.engines.conformance import AdapterFactory
+from proofs.errors import UsageError
+
+
+@frozen
+class AdapterEntry:
+    """Where an adapter lives and what it drives."""
+
+    name: str
+    module: str
+    factory: str
+    summary: str
+    #: What to install when the module does not import (None: nothing beyond the core).
+    install: str | None = None
+
+
+ADAPTERS: dict[str, AdapterEntry] = {
+    entry.name: entry
+    for entry in (
+        AdapterEntry(
+            "impl",
+            "proofs.adapters.impl.adapter",
+            "impl_adapter",
+            "ackguard's own asyncio implementation (impl/) over its fake server",
+        ),
+        AdapterEntry(
+            "livekit",
+            "proofs.adapters.livekit.adapter",
+            "livekit_adapter",
+            "the installed livekit-agents release over the stand-in realtime model",
+            install="pip install -e '.[livekit]'",
+        ),
+        AdapterEntry(
+            "example",
+            "examples.callback_session.adapter",
+            "acme_adapter",
+            "the callback-session example of docs/porting.md (from a clone's root)",
+            install="run from the root of a clone of ackguard (the example is not installed)",
+        ),
+    )
+}
+
+
+def adapter_factory(name: str) -> AdapterFactory:
+    """The factory of adapter `name`, imported now; `UsageError` for an unknown name."""
+    entry = ADAPTERS.get(name)
+    if entry is None:
+        raise UsageError(f"unknown adapter {name!r}; choose from: {', '.join(ADAPTERS)}")
+    try:
+        module = importlib.import_module(entry.module)
+    except ImportError as error:
+        hint = f"; {entry.install}" if entry.install else ""
+        raise UsageError(f"adapter {name!r} cannot be imported ({error}){hint}") from None
+    return cast(AdapterFactory, getattr(module, entry.factory))

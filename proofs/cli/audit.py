@@ -1,0 +1,179 @@
+"""``ackguard audit``: the command-line face of :mod:`proofs.engines.audit`.
+
+Kept apart from ``proofs/cli.py`` so the audit's options live next to the
+audit; ``proofs.cli.main`` only calls :func:`register`. Exit codes are for CI:
+0 every place keeps the discipline, 1 some place breaks it, 2 the input could
+not be audited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from proofs.engines.audit import AuditConfig, AuditInputError, audit_paths, emit_sites
+from proofs.report.audit import format_table
+
+__all__ = ["main", "register", "run_audit"]
+
+EXIT_OK = 0
+EXIT_BROKEN = 1
+EXIT_INPUT = 2
+
+_EPILOG = """\
+examples:
+  ackguard audit livekit_agents-1.8.9-py3-none-any.whl
+  ackguard audit src/ --json
+  ackguard audit agent_activity.py --emit-sites sites.json
+  ackguard audit my_agent/ --session-attr _session --lock-attr _push_lock
+
+exit status: 0 every place keeps the discipline, 1 some place breaks it,
+2 the input could not be read or parsed.
+"""
+
+_DEFAULTS = AuditConfig()
+
+#: AuditConfig fields by the option that sets each, for error messages.
+_OPTIONS = {
+    "local_owner_attr": "--local-owner",
+    "session_attr": "--session-attr",
+    "mirror_attr": "--mirror-attr",
+    "push_method": "--push-method",
+    "lock_attr": "--lock-attr",
+    "local_attr": "--local-attr",
+}
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``audit`` subcommand; ``args.run(args)`` then runs it."""
+    parser = subparsers.add_parser(
+        "audit",
+        help="statically audit push sites for the activity-lock discipline",
+        description=(
+            "Find every push of a requested chat context to the realtime session and "
+            "every read of its mirror, and check that each snapshot and its push are "
+            "inside one `async with <activity lock>` block. Reads .py files, "
+            "directories and .whl/.zip archives without importing them."
+        ),
+        epilog=_EPILOG,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=".py file, directory or .whl")
+    parser.add_argument("--json", action="store_true", help="print the places as JSON")
+    parser.add_argument(
+        "--emit-sites",
+        metavar="FILE",
+        help="write the push places as model site records (JSON) to FILE ('-': stdout)",
+    )
+    names = parser.add_argument_group("names (defaults: livekit-agents)")
+    names.add_argument(
+        "--session-attr", default=_DEFAULTS.session_attr, help="attribute holding the session"
+    )
+    names.add_argument(
+        "--mirror-attr", default=_DEFAULTS.mirror_attr, help="session property that is the mirror"
+    )
+    names.add_argument(
+        "--push-method", default=_DEFAULTS.push_method, help="session method that pushes"
+    )
+    names.add_argument(
+        "--lock-attr", default=_DEFAULTS.lock_attr, help="attribute holding the activity lock"
+    )
+    names.add_argument(
+        "--local-attr",
+        default=_DEFAULTS.local_attr,
+        help="attribute holding the local context",
+    )
+    names.add_argument(
+        "--local-owner",
+        default=_DEFAULTS.local_owner_attr,
+        help="attribute owning the local context ('' for any object)",
+    )
+    parser.set_defaults(run=run_audit)
+
+
+def _config(args: argparse.Namespace) -> AuditConfig:
+    return AuditConfig(
+        session_attr=args.session_attr,
+        mirror_attr=args.mirror_attr,
+        push_method=args.push_method,
+        lock_attr=args.lock_attr,
+        local_attr=args.local_attr,
+        local_owner_attr=args.local_owner or None,
+    )
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run the audit for parsed arguments; returns the exit status."""
+    try:
+        config = _config(args)
+    except ValueError as exc:
+        text = str(exc)
+        for field, option in _OPTIONS.items():
+            text = text.replace(field, option)
+        print(
+            f"ackguard audit: error: {text}; give the attribute's name alone "
+            "(--session-attr _session for self._session)",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    if args.json and args.emit_sites == "-":
+        print(
+            "ackguard audit: error: --json and --emit-sites - both write stdout; "
+            "give --emit-sites a file name",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    try:
+        places = audit_paths(args.paths, config)
+    except AuditInputError as exc:
+        print(f"ackguard audit: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if not places:
+        print(_nothing_found(args.paths, config), file=sys.stderr)
+    if args.emit_sites:
+        sites = emit_sites(places)
+        if args.emit_sites == "-":
+            print(sites)
+        else:
+            try:
+                Path(args.emit_sites).write_text(sites + "\n", encoding="utf-8")
+            except OSError as exc:
+                print(f"ackguard audit: error: {args.emit_sites}: {exc.strerror}", file=sys.stderr)
+                return EXIT_INPUT
+        skipped = sum(p.kind == "unknown" for p in places)
+        if skipped:
+            print(
+                f"ackguard audit: {skipped} push(es) of unknown request kind left out of the sites",
+                file=sys.stderr,
+            )
+    if args.json:
+        print(json.dumps([p.to_dict() for p in places], indent=2))
+    elif args.emit_sites != "-":
+        print(format_table(places))
+    return EXIT_BROKEN if any(not p.ok for p in places) else EXIT_OK
+
+
+def _nothing_found(paths: Sequence[str], config: AuditConfig) -> str:
+    """The note for an audit that found no place (still exit 0: a hook meets such files)."""
+    session = f"<x>.{config.session_attr}"
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return (
+        f"ackguard audit: note: no push place in {shown}: it looks for pushes "
+        f"`{session}.{config.push_method}(...)` and mirror reads `{session}.{config.mirror_attr}`; "
+        "if your code pushes under other names, give them with --session-attr, --mirror-attr "
+        "and --push-method (see --help)"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry (``python -m proofs.cli.audit audit ...``), also used by tests:
+    the ``ackguard`` command itself, so help and errors read the same."""
+    from proofs.cli import main as ackguard
+
+    return ackguard(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

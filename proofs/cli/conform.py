@@ -1,0 +1,113 @@
+"""`ackguard conform`: the implementation against the model, in lockstep."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+from model import Environment
+from proofs.adapters import adapter_factory
+from proofs.cli import options as choices
+from proofs.engines.conformance.adapter import AdapterFactory
+from proofs.engines.conformance.machine import conformance_machine, machine_settings
+from proofs.engines.conformance.run import DEFAULT_DEPTH, VariantReport, check_variant
+from proofs.report.conform import table_lines, variant_json
+
+_EXAMPLE = """\
+examples:
+  ackguard conform --variant lock3 --scenario replacement-first --depth 8
+  ackguard conform --variant lock5 --environment all
+  ackguard conform --json
+
+exit status: 0 when every variant breaks exactly what the catalog expects (no mismatch,
+every counterexample reproduced), 1 when one does not, 2 on bad input."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "conform",
+        help="check the asyncio implementation against the model, step by step",
+        description=(
+            "Drive the implementation (impl/) and the model in lockstep over every stimulus "
+            "sequence up to a depth, and replay every counterexample the explorer finds. "
+            "Per variant: sequences explored, mismatches between implementation and model, "
+            "and the invariants the implementation breaks, each with its shortest failing "
+            "sequence."
+        ),
+        epilog=_EXAMPLE,
+    )
+    choices.add_catalog_arguments(parser)
+    parser.add_argument(
+        "--environment",
+        action="append",
+        metavar="E",
+        help="base, all, or options joined by '+' (repeatable; default: each scenario's own)",
+    )
+    parser.add_argument(
+        "--depth",
+        type=choices.positive_int,
+        default=DEFAULT_DEPTH,
+        metavar="D",
+        help=f"longest stimulus sequence (default {DEFAULT_DEPTH}: every catalog sequence)",
+    )
+    parser.add_argument(
+        "--hypothesis",
+        type=choices.positive_int,
+        metavar="N",
+        help="also run N Hypothesis examples per cell with bursts and random schedules",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variants = choices.variants(args.variant)
+    scenarios = choices.scenarios(args.scenario)
+    environments: list[Environment] | None = None
+    if args.environment:
+        environments = choices.environments(args.environment)
+    factory = adapter_factory("impl")
+    quiet = logging.getLogger("impl")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # timeouts and rejections are logged by design
+    try:
+        reports = [
+            check_variant(v, scenarios, environments, args.depth, factory=factory) for v in variants
+        ]
+        hypothesis_failures = (
+            _hypothesis(reports, args.hypothesis, factory) if args.hypothesis else {}
+        )
+    finally:
+        quiet.setLevel(level)
+    ok = all(report.as_expected for report in reports) and not hypothesis_failures
+    if args.json:
+        print(json.dumps([variant_json(r, hypothesis_failures) for r in reports], indent=2))
+    else:
+        for line in table_lines(reports, hypothesis_failures):
+            print(line)
+        print()
+        print(
+            "every variant behaves as the catalog expects"
+            if ok
+            else "SOME VARIANTS DO NOT BEHAVE AS THE CATALOG EXPECTS"
+        )
+    return 0 if ok else 1
+
+
+def _hypothesis(
+    reports: list[VariantReport], examples: int, factory: AdapterFactory
+) -> dict[str, list[str]]:
+    """Mismatches found by scheduled Hypothesis runs, by variant name."""
+    from hypothesis.stateful import run_state_machine_as_test
+
+    found: dict[str, list[str]] = {}
+    for report in reports:
+        for cell in report.cells:
+            machine = conformance_machine(cell.config, factory, scheduled=True)
+            try:
+                run_state_machine_as_test(machine, settings=machine_settings(examples))
+            except Exception as error:  # a mismatch, with Hypothesis's steps as notes
+                notes = "\n".join(getattr(error, "__notes__", []))
+                found.setdefault(report.variant.name, []).append(f"{error}\n{notes}")
+    return found

@@ -1,0 +1,96 @@
+"""`ackguard demo`: every variant against a real loopback websocket server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+
+from impl.policy import POLICIES
+from impl.ws_server import LoopbackServer
+from proofs.adapters.impl.demo import DEMO_ENVIRONMENT, run_demo
+from proofs.cli import options as choices
+from proofs.errors import UsageError
+from proofs.report.demo import LEGEND, table_lines
+
+_EXAMPLE = """\
+examples:
+  ackguard demo --variant unlocked --variant three-way --turns 5
+  ackguard demo --latency-ms 50 --jitter-ms 20 --seed 3 --json
+
+exit status: 0 unless three-way loses an item, 2 on bad input."""
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="run each variant over a real loopback websocket and count lost items",
+        description=(
+            "Start a loopback websocket server that speaks the item events of the OpenAI "
+            "realtime protocol (on 127.0.0.1, a free port), and run the same short randomized "
+            "conversation against each variant: every turn a tool-output push and a text user "
+            "turn that overlap, plus random replacements from stale copies, cleanups of "
+            "never-played items and the model's own items. Prints per variant the items lost, "
+            "the deletes no one intended and push latency percentiles."
+        ),
+        epilog=_EXAMPLE,
+    )
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable; all if none")
+    parser.add_argument("--turns", type=choices.positive_int, default=8, metavar="N")
+    parser.add_argument(
+        "--latency-ms", type=_milliseconds, default=20.0, metavar="L", help="per message, one way"
+    )
+    parser.add_argument(
+        "--jitter-ms", type=_milliseconds, default=5.0, metavar="J", help="uniform, +/-"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variants = [variant.name for variant in choices.variants(args.variant)]
+    missing = [name for name in variants if name not in POLICIES]
+    if missing:
+        raise UsageError(f"variant {missing[0]!r} has no implementation in impl")
+    urls: list[str] = []
+
+    def note(server: LoopbackServer) -> None:
+        urls.append(server.url)
+
+    tallies = asyncio.run(
+        run_demo(
+            variants,
+            turns=args.turns,
+            latency=args.latency_ms / 1000,
+            jitter=args.jitter_ms / 1000,
+            seed=args.seed,
+            on_server=note,
+        )
+    )
+    if args.json:
+        print(json.dumps([tally.as_json() for tally in tallies], indent=2))
+    else:
+        print(
+            f"{args.turns} turns per variant against the loopback server at {urls[0]}, "
+            f"{args.latency_ms:g} ms +/- {args.jitter_ms:g} ms per message, seed {args.seed}, "
+            f"environment {DEMO_ENVIRONMENT.name}"
+        )
+        print()
+        for line in table_lines(tallies):
+            print(line)
+        print()
+        print(LEGEND)
+    broken = [t for t in tallies if t.variant == "three-way" and (t.lost or t.unintended)]
+    return 1 if broken else 0

@@ -1,0 +1,119 @@
+"""`ackguard livekit`: released livekit-agents, driven for real, against the model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from proofs.adapters.livekit.releases import (
+    RELEASES,
+    RELEASES_BY_VERSION,
+    installed_version,
+    run_release,
+)
+from proofs.errors import ReleaseUnavailable
+
+_EXAMPLE = """\
+examples:
+  pip install -e '.[livekit]'   # once: livekit-agents 1.8.9 and its dependencies
+  ackguard livekit --release 1.8.9 --scenario overlapping-push
+  ackguard livekit --with timeouts --json
+
+exit status: 0 when every verdict is the model's and every push place of the audit was
+driven, 1 when not, 2 when a release is unavailable."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "livekit",
+        help="run released livekit-agents against the model's interleavings",
+        description=(
+            "Drive the push paths of a released livekit-agents (a real AgentSession over a "
+            "stand-in realtime model with the OpenAI session's semantics) through every "
+            "interleaving the model allows for each catalog scenario and through the model's "
+            "counterexamples, and report per scenario whether an item was lost and whether "
+            "that is what the model predicts for the release's variant (1.8.8: unlocked, "
+            "1.8.9: lock5). The installed release runs in-process; another is installed under "
+            ".cache/livekit/ and run in a subprocess; both need "
+            "the livekit extra installed (its dependencies are shared)."
+        ),
+        epilog=_EXAMPLE,
+    )
+    parser.add_argument(
+        "--release",
+        action="append",
+        metavar="V",
+        choices=[release.version for release in RELEASES],
+        help="repeatable; default: every release ackguard knows",
+    )
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument(
+        "--no-sweep",
+        action="store_true",
+        help="replay the model's counterexamples only, not every interleaving",
+    )
+    parser.add_argument(
+        "--with",
+        dest="options",
+        action="append",
+        default=[],
+        choices=["timeouts", "rejections"],
+        metavar="OPTION",
+        help="add an environment option to every scenario (timeouts, rejections); repeatable",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def _report(
+    version: str, scenarios: list[str] | None, sweep: bool, options: list[str]
+) -> dict[str, Any]:
+    if installed_version() == version:
+        from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+        from proofs.adapters.livekit.check import check_release
+
+        chosen = [SCENARIOS_BY_NAME[s] for s in scenarios] if scenarios else list(SCENARIOS)
+        return check_release(chosen, sweep=sweep, options=tuple(options))
+    args: list[str] = [] if sweep else ["--no-sweep"]
+    for name in scenarios or ():
+        args += ["--scenario", name]
+    for option in options:
+        args += ["--with", option]
+    print(f"livekit-agents {version}: installing under .cache/livekit if needed", file=sys.stderr)
+    return run_release(version, args)
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.scenarios import SCENARIOS_BY_NAME
+
+    unknown = [s for s in args.scenario or () if s not in SCENARIOS_BY_NAME]
+    if unknown:
+        print(f"ackguard livekit: unknown scenario(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    if installed_version() is None:
+        # the other release is put beside the installed one and shares its dependencies
+        print(
+            "ackguard livekit: error: livekit-agents is not installed; install the extra "
+            "from your ackguard clone with: pip install -e '.[livekit]'",
+            file=sys.stderr,
+        )
+        return 2
+    versions = args.release or list(RELEASES_BY_VERSION)
+    reports = []
+    try:
+        for version in dict.fromkeys(versions):
+            reports.append(_report(version, args.scenario, not args.no_sweep, args.options))
+    except ReleaseUnavailable as error:
+        print(f"ackguard livekit: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump({"releases": reports}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        from proofs.report.livekit import render
+
+        for report in reports:
+            print("\n".join(render(report)))
+    return 0 if all(report["as_expected"] for report in reports) else 1

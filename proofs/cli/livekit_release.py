@@ -1,0 +1,44 @@
+"""`python -m proofs.cli.livekit_release`: one release's report, run in its own process.
+
+`ackguard livekit` runs a release other than the installed one in a subprocess
+whose path puts that release first (`proofs.adapters.livekit.releases`); this is
+what that subprocess runs. It prints the report as JSON (`--json`) or as tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+from proofs.adapters.livekit.check import check_release
+from proofs.report.livekit import render
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m proofs.cli.livekit_release")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument("--no-sweep", action="store_true", help="replay counterexamples only")
+    parser.add_argument("--with", dest="options", action="append", default=[], metavar="OPTION")
+    args = parser.parse_args(argv)
+    names = args.scenario or [scenario.name for scenario in SCENARIOS]
+    unknown = [name for name in names if name not in SCENARIOS_BY_NAME]
+    if unknown:
+        parser.error(f"unknown scenario(s): {', '.join(unknown)}")
+    report = check_release(
+        [SCENARIOS_BY_NAME[n] for n in names],
+        sweep=not args.no_sweep,
+        options=tuple(args.options),
+    )
+    if args.json:
+        json.dump(report, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(render(report)) + "\n")
+    return 0 if report["as_expected"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

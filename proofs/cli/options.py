@@ -1,0 +1,85 @@
+"""Look-ups of catalog names for the command line, with errors that list the choices."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import NoReturn, TypeVar
+
+from model import ENVIRONMENTS, SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Environment, Scenario, Variant
+from model import parse_environment as _parse_environment
+from proofs.errors import UsageError
+
+T = TypeVar("T")
+
+
+def pick(kind: str, names: list[str] | None, catalog: Mapping[str, T]) -> list[T]:
+    """The named entries of a catalog, or all of them when no name is given."""
+    if not names:
+        return list(catalog.values())
+    unknown = [name for name in names if name not in catalog]
+    if unknown:
+        raise UsageError(f"unknown {kind} {unknown[0]!r}; choose from: {', '.join(catalog)}")
+    return [catalog[name] for name in names]
+
+
+def variants(names: list[str] | None) -> list[Variant]:
+    return pick("variant", names, VARIANTS_BY_NAME)
+
+
+def scenarios(names: list[str] | None) -> list[Scenario]:
+    return pick("scenario", names, SCENARIOS_BY_NAME)
+
+
+def environments(names: list[str] | None) -> list[Environment]:
+    if not names:
+        return list(ENVIRONMENTS)
+    try:
+        return [_parse_environment(name) for name in names]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type for bounds: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--variant` and `--scenario`, each repeatable: the catalog entries to run,
+    every one of them when none is given (see `variants` and `scenarios`)."""
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Prose is wrapped to the terminal; examples keep their line breaks.
+
+    Text is split into paragraphs at blank lines. A paragraph with an indented
+    line (`examples:` followed by one indented command a line) is printed as
+    written, so no command is broken in two; any other paragraph is filled.
+    Every subcommand gets this formatter (`build_parser`), so all render alike.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        filled = []
+        for part in text.split("\n\n"):
+            lines = part.strip("\n").splitlines()
+            if any(line.startswith(" ") for line in lines):
+                filled.append("\n".join(indent + line for line in lines))
+            elif lines:
+                filled.append(super()._fill_text(part, width, indent))
+        return "\n\n".join(filled)
+
+
+class Parser(argparse.ArgumentParser):
+    """Argument errors as one line and status 2, without the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")

@@ -1,0 +1,223 @@
+"""`ackguard verify`: z3 verdicts for the catalog, with traces a reviewer can read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from model import Invariant
+from proofs.cli import options as choices
+from proofs.engines.smt.bmc import COUNTEREXAMPLE, METHOD_KIND, METHODS
+from proofs.engines.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
+from proofs.errors import UsageError
+from proofs.report.formats import itf, mermaid
+from proofs.report.render import trace_lines
+from proofs.report.verify import (
+    cell_json,
+    itf_file_name,
+    shared_lines,
+    table_lines,
+    title,
+    violation_text,
+)
+
+_EXAMPLE = """examples:
+  ackguard verify                                   # the whole catalog
+  ackguard verify --variant lock3 --scenario replacement-first --trace
+  ackguard verify --variant unlocked --invariant no-unintended-delete --mermaid
+  ackguard verify --json --itf traces/              # for CI: JSON, and one ITF file each
+
+exit status: 0 when every verdict matches the catalog's expectation, 1 when one
+does not (a proof where a bug was expected, a new counterexample, or unknown),
+2 on bad arguments."""
+
+INVARIANTS = {invariant.value: invariant for invariant in Invariant}
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="z3 verdicts: shortest counterexamples and proofs for the catalog",
+        description=textwrap.fill(
+            "Check each (variant, invariant, environment) of the catalog with z3 over the "
+            "chosen scenarios: bounded model checking finds the shortest counterexample, "
+            "replayed through the model; where none exists, k-induction proves the invariant "
+            "for the scenario's items and tasks. A cell is a counterexample if any scenario "
+            "has one (the shortest is shown), proved if every scenario is proved, unknown "
+            "otherwise.",
+            width=78,
+        ),
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--variant", action="append", metavar="V", help="repeatable")
+    parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
+    parser.add_argument(
+        "--invariant",
+        action="append",
+        metavar="I",
+        help=f"repeatable; one of: {', '.join(INVARIANTS)}",
+    )
+    parser.add_argument(
+        "--environment",
+        action="append",
+        metavar="E",
+        help="repeatable; base, all, or options joined by '+' (stale-copies, server-items, "
+        "timeouts, rejections); default: the catalog's six columns",
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="print each counterexample as a timeline"
+    )
+    parser.add_argument(
+        "--mermaid", action="store_true", help="print each counterexample as a Mermaid diagram"
+    )
+    parser.add_argument(
+        "--itf",
+        metavar="FILE_OR_DIR",
+        help="write counterexamples as ITF traces: into a directory, one file each, or into "
+        "one FILE.json when there is exactly one",
+    )
+    parser.add_argument("--json", action="store_true", help="print the cells as JSON")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit of each cell, wall clock (default {DEFAULT_TIMEOUT:g}); a cell that "
+        "runs out is unknown",
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=METHOD_KIND,
+        help="how cells that hold are proved: k-induction (bounded model checking until no "
+        "run goes on; the default) or invariant (the explorer's reachable states as a "
+        "candidate inductive invariant, checked by z3)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=choices.positive_int,
+        default=DEFAULT_JOBS,
+        metavar="N",
+        help=f"worker processes (default: one per core, here {DEFAULT_JOBS})",
+    )
+    parser.set_defaults(run=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    variants = choices.variants(args.variant)
+    scenarios = choices.scenarios(args.scenario)
+    environments = choices.environments(args.environment)
+    invariants = choices.pick("invariant", args.invariant, INVARIANTS)
+    itf_target = _itf_target(args.itf) if args.itf else None
+    started = time.perf_counter()
+    cells = run(
+        variants,
+        scenarios,
+        environments,
+        invariants,
+        args.timeout,
+        args.jobs,
+        args.method,
+        progress=_progress if sys.stderr.isatty() else None,
+    )
+    elapsed = time.perf_counter() - started
+    failing = [cell for cell in cells if cell.witness and cell.verdict == COUNTEREXAMPLE]
+    if itf_target is not None:
+        _write_itf(itf_target, failing)
+    matched = all(cell.matched for cell in cells)
+    if args.json:
+        print(json.dumps([cell_json(cell, args.mermaid) for cell in cells], indent=2))
+        return 0 if matched else 1
+    for line in table_lines(cells):
+        print(line)
+    for cell in failing:
+        witness = cell.witness
+        assert witness is not None
+        result = witness.result
+        if args.trace or args.mermaid:
+            print()
+            # the violation's text begins with the invariant's name
+            print(f"{title(result, invariant=result.violation is None)}: {violation_text(result)}")
+        if args.trace:
+            assert result.trace is not None
+            for line in trace_lines(result.config, result.trace):
+                print(f"  {line}")
+        if args.mermaid:
+            assert result.trace is not None
+            print()
+            print(mermaid(result.config, result.trace, result.violation, title(result)), end="")
+    checks = sum(len(cell.scenarios) for cell in cells)
+    mismatched = [cell for cell in cells if not cell.matched]
+    print()
+    shared = shared_lines(cells)
+    if shared:
+        print("checked once, for variants that are the same model in a scenario that calls")
+        print("no site where they differ:")
+        for line in shared:
+            print(f"  {line}")
+    if matched:
+        print(
+            f"every verdict matched the catalog's expectation ({len(cells)} cells, "
+            f"{checks} checks, {elapsed:.1f} s)"
+        )
+    else:
+        print(
+            f"{len(mismatched)} OF {len(cells)} CELLS DID NOT MATCH the catalog's expectation "
+            f"({checks} checks, {elapsed:.1f} s)"
+        )
+    return 0 if matched else 1
+
+
+# -- output ---------------------------------------------------------------------
+
+
+def _progress(done: int, total: int) -> None:
+    """One line on a terminal, rewritten as each (variant, scenario) finishes."""
+    end = "\r" if done < total else "\r" + " " * 60 + "\r"
+    print(f"verify: {done} of {total} (variant, scenario) checked", end=end, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _itf_target(text: str) -> Path:
+    path = Path(text)
+    if path.suffix != ".json":
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--itf {text}: not a directory (name a FILE.json or a DIR)")
+        return path
+    if path.parent and not path.parent.exists():
+        raise UsageError(f"--itf {text}: directory {path.parent} does not exist")
+    return path
+
+
+def _write_itf(target: Path, cells: list[Cell]) -> None:
+    results = [cell.witness.result for cell in cells if cell.witness is not None]
+    if target.suffix == ".json":
+        if len(results) != 1:
+            raise UsageError(
+                f"--itf {target}: {len(results)} counterexamples; name a directory, or narrow "
+                "the run to one"
+            )
+        targets = [(target, results[0])]
+    else:
+        target.mkdir(parents=True, exist_ok=True)
+        targets = [(target / itf_file_name(result), result) for result in results]
+    for path, result in targets:
+        assert result.trace is not None
+        document = itf(result.config, result.trace, result.invariant, result.violation)
+        path.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {len(targets)} ITF trace(s) to {target}", file=sys.stderr)

@@ -1,0 +1,68 @@
+"""The engines: everything that checks, and nothing that prints or parses arguments.
+
+- `explore`: the explicit-state explorer (breadth-first, shortest counterexamples);
+- `smt`: z3 (bounded model checking, k-induction, reachable-set invariants);
+- `stateful`: the Hypothesis state machine of the model;
+- `conformance`: the harness that drives an implementation in lockstep with the
+  model, through an `Adapter` it is given (it imports no concrete adapter);
+- `audit`: the static lock-discipline audit of real source;
+- `site_file`: the site records the audit writes and the explorer reads.
+
+The names below are imported on first use, so `import proofs.engines.explore`
+does not pay for z3 or Hypothesis.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proofs.engines.audit import AuditConfig, Place, audit_paths, audit_source, emit_sites
+    from proofs.engines.explore import Exploration, Finding, explore
+    from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
+    from proofs.engines.stateful import model_machine
+    from proofs.engines.trace import Step, Trace, replay
+
+_WHERE = {
+    "AuditConfig": "proofs.engines.audit",
+    "Place": "proofs.engines.audit",
+    "audit_paths": "proofs.engines.audit",
+    "audit_source": "proofs.engines.audit",
+    "emit_sites": "proofs.engines.audit",
+    "Exploration": "proofs.engines.explore",
+    "Finding": "proofs.engines.explore",
+    "explore": "proofs.engines.explore",
+    "SiteSpec": "proofs.engines.site_file",
+    "load_sites": "proofs.engines.site_file",
+    "pair_scenarios": "proofs.engines.site_file",
+    "model_machine": "proofs.engines.stateful",
+    "Step": "proofs.engines.trace",
+    "Trace": "proofs.engines.trace",
+    "replay": "proofs.engines.trace",
+}
+
+__all__ = [
+    "AuditConfig",
+    "Exploration",
+    "Finding",
+    "Place",
+    "SiteSpec",
+    "Step",
+    "Trace",
+    "audit_paths",
+    "audit_source",
+    "emit_sites",
+    "explore",
+    "load_sites",
+    "model_machine",
+    "pair_scenarios",
+    "replay",
+]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)

@@ -1,0 +1,60 @@
+"""Conformance: the implementation driven in lockstep with the model.
+
+A team porting the fix writes an `Adapter` (see `adapter.py`) for its own code
+and reuses the rest: `Lockstep` (one run, stimulus by stimulus), `exhaust`
+(every stimulus sequence up to a depth), `Lockstep.replay_moves` (a model
+counterexample), `conformance_machine` (Hypothesis, with bursts and schedules),
+`check_variant` (what `ackguard conform` reports), and `conformance_test_case`
+(all three modes as a unittest TestCase for a team's own pytest suite).
+`docs/conformance.md` is the guide; `docs/porting.md` walks a team through it.
+"""
+
+from proofs.engines.conformance.abstraction import abstract
+from proofs.engines.conformance.adapter import (
+    Adapter,
+    AdapterFactory,
+    EventView,
+    LockView,
+    Observation,
+    OpView,
+    TaskView,
+)
+from proofs.engines.conformance.exhaustive import Exhaustion, exhaust
+from proofs.engines.conformance.lockstep import FoundViolation, Lockstep, Mismatch
+from proofs.engines.conformance.loop import ControlledLoop, Replay, Schedule, new_loop
+from proofs.engines.conformance.machine import conformance_machine, machine_settings
+from proofs.engines.conformance.run import CellReport, VariantReport, check_cell, check_variant
+from proofs.engines.conformance.steps import Step, format_steps, parse_steps
+from proofs.engines.conformance.testing import conformance_test_case
+from proofs.errors import NotEnabled
+
+__all__ = [
+    "Adapter",
+    "AdapterFactory",
+    "CellReport",
+    "ControlledLoop",
+    "EventView",
+    "Exhaustion",
+    "FoundViolation",
+    "LockView",
+    "Lockstep",
+    "Mismatch",
+    "NotEnabled",
+    "Observation",
+    "OpView",
+    "Replay",
+    "Schedule",
+    "Step",
+    "TaskView",
+    "VariantReport",
+    "abstract",
+    "check_cell",
+    "check_variant",
+    "conformance_machine",
+    "conformance_test_case",
+    "exhaust",
+    "format_steps",
+    "machine_settings",
+    "new_loop",
+    "parse_steps",
+]

@@ -1,0 +1,164 @@
+"""A conformance run over the catalog: the verdicts the command line reports.
+
+For each (variant, scenario, environment) cell: every stimulus sequence up to a
+depth in lockstep (`exhaustive`), and a replay of each counterexample trace the
+explorer finds in the model. A cell behaves as the catalog expects when there is
+no mismatch, the implementation breaks an invariant exactly where
+`Variant.expected` says counterexample, each break is the one the model predicts
+(same invariant, item and site as the explorer's shortest trace), and every
+explorer trace reproduces it in the implementation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+
+from attrs import frozen
+
+from model import Config, Environment, Invariant, Scenario, Variant, Verdict
+from proofs.engines.conformance.adapter import AdapterFactory
+from proofs.engines.conformance.exhaustive import Exhaustion, Failure, exhaust
+from proofs.engines.conformance.lockstep import (
+    FoundViolation,
+    Lockstep,
+    Mismatch,
+    trace_steps,
+)
+from proofs.engines.conformance.steps import Step
+from proofs.engines.explore import explore
+from proofs.errors import NotEnabled
+
+#: Deep enough for every sequence of every catalog scenario (the longest is 11).
+DEFAULT_DEPTH = 12
+
+
+@frozen
+class ViolationReport:
+    invariant: Invariant
+    expected: Verdict
+    found: FoundViolation
+    #: The explorer's counterexample for this invariant, replayed in the
+    #: implementation, breaks it on the same item through the same site.
+    same_as_model: bool
+
+
+@frozen
+class TraceReplay:
+    """One explorer counterexample replayed in the implementation."""
+
+    invariant: Invariant
+    steps: tuple[Step, ...]
+    reproduced: bool
+    detail: str
+
+
+@frozen
+class CellReport:
+    config: Config
+    exhaustion: Exhaustion
+    violations: tuple[ViolationReport, ...]
+    #: Invariants the catalog expects to break that the implementation never broke.
+    missed: tuple[Invariant, ...]
+    traces: tuple[TraceReplay, ...]
+
+    @property
+    def mismatches(self) -> tuple[Failure, ...]:
+        return self.exhaustion.mismatches
+
+    @property
+    def as_expected(self) -> bool:
+        return (
+            not self.mismatches
+            and not self.missed
+            and all(
+                v.expected is Verdict.COUNTEREXAMPLE and v.same_as_model for v in self.violations
+            )
+            and all(trace.reproduced for trace in self.traces)
+        )
+
+
+@frozen
+class VariantReport:
+    variant: Variant
+    cells: tuple[CellReport, ...]
+    seconds: float
+
+    @property
+    def sequences(self) -> int:
+        return sum(cell.exhaustion.sequences for cell in self.cells)
+
+    @property
+    def as_expected(self) -> bool:
+        return all(cell.as_expected for cell in self.cells)
+
+
+def check_cell(config: Config, factory: AdapterFactory, depth: int = DEFAULT_DEPTH) -> CellReport:
+    exhaustion = exhaust(config, depth, factory)
+    exploration = explore(config)
+    traces = []
+    for finding in exploration.findings:
+        if finding.trace is None or finding.violation is None:
+            continue
+        steps = trace_steps(config, finding.trace.moves)
+        violation = finding.violation
+        traces.append(
+            replay_trace(config, finding.invariant, steps, violation.item, violation.site, factory)
+        )
+    reproduced = {trace.invariant for trace in traces if trace.reproduced}
+    violations = tuple(
+        ViolationReport(
+            invariant,
+            config.variant.expected(config.scenario.name, config.environment, invariant),
+            found,
+            invariant in reproduced,
+        )
+        for invariant, found in sorted(exhaustion.violations.items(), key=lambda kv: kv[0].value)
+    )
+    missed = tuple(
+        invariant
+        for invariant in Invariant
+        if config.variant.expected(config.scenario.name, config.environment, invariant)
+        is Verdict.COUNTEREXAMPLE
+        and invariant not in exhaustion.violations
+    )
+    return CellReport(config, exhaustion, violations, missed, tuple(traces))
+
+
+def replay_trace(
+    config: Config,
+    invariant: Invariant,
+    steps: tuple[Step, ...],
+    item: str,
+    site: str | None,
+    factory: AdapterFactory,
+) -> TraceReplay:
+    """Replay a model counterexample's stimuli; reproduced when the implementation
+    breaks the same invariant on the same item, caused by the same site."""
+    try:
+        run = Lockstep.replay(config, steps, factory)
+    except (Mismatch, NotEnabled) as error:
+        detail = error.detail if isinstance(error, Mismatch) else str(error)
+        return TraceReplay(invariant, steps, False, detail)
+    found = run.violations.get(invariant)
+    run.close()
+    if found is None or (found.item, found.site) != (item, site):
+        return TraceReplay(invariant, steps, False, "the implementation did not break it")
+    return TraceReplay(invariant, steps, True, found.reason)
+
+
+def check_variant(
+    variant: Variant,
+    scenarios: Iterable[Scenario],
+    environments: Sequence[Environment] | None = None,
+    depth: int = DEFAULT_DEPTH,
+    *,
+    factory: AdapterFactory,
+) -> VariantReport:
+    """Every scenario under `environments` (each scenario's own when None)."""
+    started = time.perf_counter()
+    cells = []
+    for scenario in scenarios:
+        for environment in environments or (scenario.environment,):
+            cells.append(check_cell(Config(variant, scenario, environment), factory, depth))
+    return VariantReport(variant, tuple(cells), time.perf_counter() - started)

@@ -1,0 +1,278 @@
+"""Counterexamples as Mermaid sequence diagrams and as ITF traces.
+
+Both are worked out from a replayed `Trace` (the model's own states), like the
+readable timeline of `proofs.report.render`.
+
+- Mermaid: a `sequenceDiagram` with one lifeline per push task, the provider
+  session and the server; the step that breaks the invariant is marked.
+- ITF: the Informal Trace Format of Apalache and Quint
+  (https://apalache-mc.org/docs/adr/015adr-trace.html): `#meta`, `vars` and
+  `states`, each state holding every variable plus `action`, the move that led
+  to it (`init` for the first). Quint's model-based-testing variables
+  `mbt::actionTaken` and `mbt::nondetPicks` carry the same, so Quint-based
+  drivers can replay the trace against an implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import Config, EventKind, Invariant, Move, MoveKind, State, Violation
+from proofs.engines.trace import Trace
+from proofs.report.render import describe, describe_op, ids
+
+# -- Mermaid ------------------------------------------------------------------
+
+_SESSION = "S"
+_SERVER = "V"
+
+
+def _text(text: str) -> str:
+    """Message text Mermaid parses as text (';' ends a statement, '#' starts an entity)."""
+    return text.replace(";", ",").replace("#", "no. ")
+
+
+def mermaid(
+    config: Config, trace: Trace, violation: Violation | None = None, title: str = ""
+) -> str:
+    """A Mermaid sequence diagram of a trace."""
+    tasks = range(len(config.scenario.calls))
+    lines = ["sequenceDiagram"]
+    for task in tasks:
+        lines.append(f"    participant T{task} as T{task} {config.call(task).site}")
+    lines.append(f"    participant {_SESSION} as session")
+    lines.append(f"    participant {_SERVER} as server")
+    span = f"T0,{_SERVER}" if config.scenario.calls else f"{_SESSION},{_SERVER}"
+    if title:
+        lines.append(f"    Note over {span}: {_text(title)}")
+    state = trace.start
+    for number, step in enumerate(trace.steps, start=1):
+        lines.extend(
+            f"    {line}" for line in _mermaid_step(config, state, step.move, step.state, number)
+        )
+        state = step.state
+    if violation is not None:
+        lines.append(f"    Note over {span}: VIOLATED {_text(violation.describe())}")
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid_step(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    kind = move.kind
+    if kind is MoveKind.SERVER_APPLY or kind is MoveKind.SERVER_REJECT:
+        op = before.to_server[0]
+        event = after.to_client[-1]
+        if event.kind is EventKind.REJECTED:
+            return [
+                f"{_SERVER}-->>{_SESSION}: {number}. rejects T{op.task}'s {op.kind.value} {op.item}"
+            ]
+        return [
+            f"{_SERVER}-->>{_SESSION}: {number}. {op.item} {event.kind.value} "
+            f"(server {_text(ids(after.server))})"
+        ]
+    if kind is MoveKind.CLIENT_APPLY:
+        event = before.to_client[0]
+        whose = "the model's" if event.task is None else f"T{event.task}'s"
+        lines = [
+            f"Note over {_SESSION}: {number}. receives {whose} '{event.item} {event.kind.value}'"
+            + (f", mirror {_text(ids(after.mirror))}" if after.mirror != before.mirror else "")
+        ]
+        for task, (old, new) in enumerate(zip(before.tasks, after.tasks, strict=True)):
+            for op_kind, item in sorted(
+                old.pending - new.pending, key=lambda k: (k[0].value, k[1])
+            ):
+                if new.pc is old.pc:
+                    lines.append(f"{_SESSION}-->>T{task}: ack {op_kind.value} {item}")
+        return lines
+    if kind is MoveKind.MODEL_CREATES:
+        return [
+            f"Note over {_SERVER}: {number}. the model creates {move.item}, "
+            f"server {_text(ids(after.server))}"
+        ]
+    if kind is MoveKind.LEARN:
+        return [
+            f"Note over {_SESSION}: {number}. the local context learns {move.item}, "
+            f"local {_text(ids(after.local))}"
+        ]
+    assert move.task is not None
+    task = move.task
+    me = f"T{task}"
+    text = _text(describe(config, before, move, after).split(": ", 1)[-1])
+    lines = []
+    if kind is MoveKind.TIMEOUT:
+        lines.append(f"{_SESSION}--x{me}: {number}. ack wait times out")
+        lines.append(f"Note over {me}: {text}")
+    elif kind is MoveKind.RESUME:
+        lines.append(f"{_SESSION}-->>{me}: {number}. all acks in")
+        lines.append(f"Note over {me}: {text}")
+    elif kind is MoveKind.COPY:
+        lines.append(f"Note over {me}: {number}. {text}")
+    else:
+        lines.append(f"{me}->>{_SESSION}: {number}. {text}")
+    for op in after.to_server[len(before.to_server) :]:
+        lines.append(f"{_SESSION}->>{_SERVER}: {_text(describe_op(config, before, op))}")
+    return lines
+
+
+# -- ITF ----------------------------------------------------------------------
+
+ITF_VARS: tuple[str, ...] = (
+    "action",
+    "mbt::actionTaken",
+    "mbt::nondetPicks",
+    "server",
+    "mirror",
+    "local",
+    "to_server",
+    "to_client",
+    "activity_lock",
+    "provider_lock",
+    "tasks",
+    "created",
+    "learned",
+    "outstanding",
+    "gone",
+    "acked",
+    "reached",
+    "removed",
+    "refused",
+    "deletes_sent",
+    "recreated",
+)
+
+
+def _int(value: int) -> dict[str, str]:
+    return {"#bigint": str(value)}
+
+
+def _set(values: Any) -> dict[str, list[Any]]:
+    return {"#set": sorted(values, key=repr)}
+
+
+def _option(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {"tag": "None", "value": {"#tup": []}}
+    return {"tag": "Some", "value": value}
+
+
+def _op(op: Any) -> dict[str, Any]:
+    return {
+        "kind": op.kind.value,
+        "item": op.item,
+        "after": _option(op.after),
+        "task": _int(op.task),
+    }
+
+
+def _lock(lock: Any) -> dict[str, Any]:
+    return {
+        "owner": _option(None if lock.owner is None else _int(lock.owner)),
+        "waiters": [_int(t) for t in lock.waiters],
+    }
+
+
+def itf_state(state: State) -> dict[str, Any]:
+    """The model state as ITF values (every field of `model.State`)."""
+    return {
+        "server": list(state.server),
+        "mirror": list(state.mirror),
+        "local": list(state.local),
+        "to_server": [_op(op) for op in state.to_server],
+        "to_client": [
+            {
+                "kind": event.kind.value,
+                "item": event.item,
+                "after": _option(event.after),
+                "op": _option(None if event.op is None else event.op.value),
+                "task": _option(None if event.task is None else _int(event.task)),
+            }
+            for event in state.to_client
+        ],
+        "activity_lock": _lock(state.activity_lock),
+        "provider_lock": _lock(state.provider_lock),
+        "tasks": [
+            {
+                "pc": task.pc.value,
+                "copy": _option(None if task.copy is None else list(task.copy)),
+                "request": _option(None if task.request is None else list(task.request)),
+                "bound_to_local": task.bound_to_local,
+                "base": _set(task.base),
+                "pending": {
+                    "#set": [
+                        {"#tup": [kind.value, item]}
+                        for kind, item in sorted(task.pending, key=lambda k: (k[0].value, k[1]))
+                    ]
+                },
+            }
+            for task in state.tasks
+        ],
+        "created": _int(state.created),
+        "learned": _set(state.learned),
+        "outstanding": [_op(op) for op in state.outstanding],
+        "gone": _set(state.gone),
+        "acked": _set(state.acked),
+        "reached": _set(state.reached),
+        "removed": _set(state.removed),
+        "refused": _set(state.refused),
+        "deletes_sent": {
+            "#set": [
+                {"#tup": [_int(task), item, acked]}
+                for task, item, acked in sorted(state.deletes_sent)
+            ]
+        },
+        "recreated": {
+            "#set": [{"#tup": [_int(task), item]} for task, item in sorted(state.recreated)]
+        },
+    }
+
+
+def _action(move: Move | None) -> str:
+    return "init" if move is None else move.label()
+
+
+def _picks(move: Move | None) -> dict[str, Any]:
+    return {
+        "move": _option(None if move is None else move.kind.value),
+        "task": _option(None if move is None or move.task is None else _int(move.task)),
+        "item": _option(None if move is None else move.item),
+    }
+
+
+def itf(
+    config: Config,
+    trace: Trace,
+    invariant: Invariant | None = None,
+    violation: Violation | None = None,
+) -> dict[str, Any]:
+    """An ITF trace: the start state, then the state after each move."""
+    moves: list[Move | None] = [None, *trace.moves]
+    states = [trace.start, *(step.state for step in trace.steps)]
+    meta: dict[str, Any] = {
+        "format": "ITF",
+        "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+        "source": "ackguard verify",
+        "description": (
+            f"{config.variant.name} / {config.scenario.name} / {config.environment.name}"
+            + (f": {violation.describe()}" if violation is not None else "")
+        ),
+        "variant": config.variant.name,
+        "scenario": config.scenario.name,
+        "environment": config.environment.name,
+    }
+    if invariant is not None:
+        meta["invariant"] = invariant.value
+    return {
+        "#meta": meta,
+        "vars": list(ITF_VARS),
+        "states": [
+            {
+                "#meta": {"index": index},
+                "action": _action(move),
+                "mbt::actionTaken": _action(move),
+                "mbt::nondetPicks": _picks(move),
+                **itf_state(state),
+            }
+            for index, (move, state) in enumerate(zip(moves, states, strict=True))
+        ],
+    }

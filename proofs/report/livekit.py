@@ -1,0 +1,86 @@
+"""Tables for a release report (the JSON of `proofs.adapters.livekit.check`), for people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _yes(value: bool | None) -> str:
+    return "n/a" if value is None else ("yes" if value else "NO")
+
+
+def _broken(scenario: dict[str, Any]) -> str:
+    parts = []
+    if scenario["lost"]:
+        parts.append("lost " + ", ".join(scenario["lost"]))
+    if scenario["recreated"]:
+        parts.append("re-created " + ", ".join(scenario["recreated"]))
+    if not parts and scenario["real_broken"]:
+        parts.append("deleted an acked item (the copy dropped it too)")
+    if not scenario["applicable"]:
+        parts.append("site absent: nothing pushed")
+    return "; ".join(parts) if parts else "kept"
+
+
+def render(report: dict[str, Any]) -> list[str]:
+    """The verdict table, the shortest interleavings, divergences and audit coverage."""
+    options = " with " + ", ".join(report["options"]) if report.get("options") else ""
+    lines = [
+        f"livekit-agents {report['release']} (model variant {report['variant']}: "
+        f"{report['summary']}){options} - {report['seconds']}s"
+    ]
+    rows = [("scenario", "env", "real code", "model expects", "matches", "stepped")]
+    for s in report["scenarios"]:
+        expected = ", ".join(s["model_broken"]) or "holds"
+        if not s["applicable"]:
+            expected = "n/a (site absent)"
+        rows.append(
+            (
+                s["scenario"],
+                s["environment"],
+                _broken(s),
+                expected,
+                _yes(s["matches"]),
+                f"{s['stepped_with_model']}/{s['sequences']}" if s["sequences"] else "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        lines.append(
+            "  "
+            + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+    for s in report["scenarios"]:
+        if s["shortest"]:
+            lines.append(f"  shortest, {s['scenario']}: " + "; ".join(s["shortest"]))
+    for s in report["scenarios"]:
+        diverged = [w for w in s["sweep"] if w["divergence"] is not None]
+        if diverged and s["applicable"]:
+            first = diverged[0]
+            detail = first["divergence"].splitlines()
+            lines.append(
+                f"  {s['scenario']}: {len(diverged)} sequence(s) leave the model, first "
+                f"{'; '.join(first['stimuli'])} - {detail[0]}"
+            )
+            lines.extend("      " + line.strip() for line in detail[1:4])
+        for error in s["errors"]:
+            lines.append(f"  {s['scenario']}: error: {error}")
+        for item in s["background_losses"]:
+            lines.append(f"  {s['scenario']}: a push deleted the acknowledged {item} (set-up item)")
+    if report["paths"]:
+        lines.append("  each site alone:")
+    for p in report["paths"]:
+        where = ", ".join(f"agent_activity.py:{line}" for line in p["push_lines"])
+        state = "steps with the model" if p["stepped_with_model"] else "LEAVES THE MODEL"
+        if not p["reached"]:
+            where, state = "no push (the release has no such site)", ""
+        lines.append(f"    {p['site']}: {p['how']} ({p['drive']}) -> {where} {state}".rstrip())
+    lines.append("  push places of the audit, and the scenarios that drove them:")
+    for p in report["coverage"]:
+        lock = p["lock"] or "no lock"
+        missing = "NOT DRIVEN" if report["complete"] else "not in this run"
+        driven = ", ".join(p["scenarios"]) or missing
+        lines.append(
+            f"    agent_activity.py:{p['line']} {p['function']} ({p['kind']}, {lock}): {driven}"
+        )
+    return lines

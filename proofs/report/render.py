@@ -1,0 +1,157 @@
+"""Traces for people and machines: one readable line a step, and JSON.
+
+Each line is worked out from the two states around a move, so what it says is
+what the model did, not what the move's name suggests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
+from proofs.engines.trace import Trace
+
+_PC_TEXT = {
+    Pc.IDLE: "has not started",
+    Pc.COPIED: "holds its copy",
+    Pc.WAIT_ACTIVITY: "waits for the activity lock",
+    Pc.WAIT_PROVIDER: "waits for the provider lock",
+    Pc.WAIT_ACKS: "waits for its acks",
+    Pc.DONE: "is done",
+    Pc.FAILED: "failed (ack timeout)",
+}
+
+
+def ids(items: tuple[str, ...]) -> str:
+    return "[" + ", ".join(items) + "]"
+
+
+def actor(config: Config, task: int | None) -> str:
+    if task is None:
+        return "model"
+    return f"T{task} {config.call(task).site}"
+
+
+def describe_op(config: Config, before: State, op: Op) -> str:
+    if op.kind is OpKind.DELETE:
+        text = f"delete {op.item}"
+        if op.item in before.acked and op.item not in config.call(op.task).drops:
+            text += " (acknowledged, not meant to be removed)"
+        return text
+    return f"create {op.item} after {op.after or 'the head'}"
+
+
+def describe(config: Config, before: State, move: Move, after: State) -> str:
+    """One line saying who did what in this step, with the item ids."""
+    kind = move.kind
+    if kind is MoveKind.SERVER_APPLY or kind is MoveKind.SERVER_REJECT:
+        op = before.to_server[0]
+        event = after.to_client[-1]
+        verb = "rejects" if event.kind is EventKind.REJECTED else "applies"
+        return (
+            f"server {verb} T{op.task}'s {describe_op(config, before, op)}; "
+            f"server {ids(after.server)}"
+        )
+    if kind is MoveKind.CLIENT_APPLY:
+        event = before.to_client[0]
+        whose = "the model's" if event.task is None else f"T{event.task}'s"
+        text = f"session receives {whose} '{event.item} {event.kind.value}'"
+        if after.mirror != before.mirror:
+            text += f"; mirror {ids(after.mirror)}"
+        return text
+    if kind is MoveKind.MODEL_CREATES:
+        return f"the model creates {move.item} server-side; server {ids(after.server)}"
+    if kind is MoveKind.LEARN:
+        return f"the local context learns {move.item}; local {ids(after.local)}"
+    assert move.task is not None
+    task = move.task
+    who = actor(config, task)
+    if kind is MoveKind.COPY:
+        return f"{who}: the application copies the local context {ids(after.local)}"
+    parts: list[str] = []
+    if kind is MoveKind.TIMEOUT:
+        parts.append("its ack wait times out")
+    elif kind is MoveKind.RESUME:
+        parts.append("its acks are in")
+    elif kind is MoveKind.WAKE:
+        parts.append("gets the lock")
+    else:
+        parts.append("called")
+    if after.local != before.local:
+        parts.append(f"local {ids(after.local)}")
+    before_task, after_task = before.tasks[task], after.tasks[task]
+    if after_task.request is not None and after_task.request != before_task.request:
+        parts.append(f"requests {ids(after_task.request)}")
+    # a task's step only appends to the op FIFO; the server's steps pop it
+    sent = after.to_server[len(before.to_server) :]
+    if sent:
+        parts.append("sends " + ", ".join(describe_op(config, before, op) for op in sent))
+    parts.append(_PC_TEXT[after_task.pc])
+    return f"{who}: " + "; ".join(parts)
+
+
+def trace_lines(config: Config, trace: Trace) -> list[str]:
+    lines = []
+    state = trace.start
+    for number, step in enumerate(trace.steps, start=1):
+        lines.append(f"{number:2}. {describe(config, state, step.move, step.state)}")
+        state = step.state
+    return lines
+
+
+def state_json(state: State) -> dict[str, Any]:
+    return {
+        "server": list(state.server),
+        "mirror": list(state.mirror),
+        "local": list(state.local),
+        "to_server": [
+            {"kind": op.kind.value, "item": op.item, "after": op.after, "task": op.task}
+            for op in state.to_server
+        ],
+        "to_client": [
+            {"kind": ev.kind.value, "item": ev.item, "after": ev.after, "task": ev.task}
+            for ev in state.to_client
+        ],
+        "activity_lock": {
+            "owner": state.activity_lock.owner,
+            "waiters": list(state.activity_lock.waiters),
+        },
+        "provider_lock": {
+            "owner": state.provider_lock.owner,
+            "waiters": list(state.provider_lock.waiters),
+        },
+        "tasks": [
+            {
+                "pc": task.pc.value,
+                "request": None if task.request is None else list(task.request),
+                "pending": sorted(f"{kind.value} {item}" for kind, item in task.pending),
+            }
+            for task in state.tasks
+        ],
+    }
+
+
+def move_json(config: Config, move: Move) -> dict[str, Any]:
+    return {
+        "move": move.kind.value,
+        "task": move.task,
+        "site": None if move.task is None else config.call(move.task).site,
+        "item": move.item,
+    }
+
+
+def trace_json(config: Config, trace: Trace) -> list[dict[str, Any]]:
+    """A list of steps, each with its move, its line of text and the state after it."""
+    steps = []
+    state = trace.start
+    for number, step in enumerate(trace.steps, start=1):
+        steps.append(
+            {
+                "step": number,
+                **move_json(config, step.move),
+                "text": describe(config, state, step.move, step.state),
+                "state": state_json(step.state),
+            }
+        )
+        state = step.state
+    return steps
