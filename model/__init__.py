@@ -5,9 +5,19 @@ It knows nothing of asyncio, z3 or the implementation; everything here is data
 and pure functions of it.
 """
 
-from model.environment import ENVIRONMENTS, ENVIRONMENTS_BY_NAME, Environment, parse_environment
+from model.environment import (
+    ENVIRONMENTS,
+    ENVIRONMENTS_BY_NAME,
+    OPTION_NAMES,
+    OPTIONS,
+    OPTIONS_BY_NAME,
+    Environment,
+    OptionSpec,
+    parse_environment,
+)
 from model.invariants import Violation, agreement_at_rest, check, no_unintended_delete
-from model.moves import INTERNAL_MOVES, Config, Move, MoveKind, initial_state, step, successors
+from model.move_table import INTERNAL_MOVES, MOVES, STIMULI, Actor, Channel, MoveKind, MoveSpec
+from model.moves import Config, Move, initial_state, step, successors
 from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call, Scenario
 from model.sites import SITES, SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
@@ -36,13 +46,20 @@ __all__ = [
     "ENVIRONMENTS",
     "ENVIRONMENTS_BY_NAME",
     "INTERNAL_MOVES",
+    "MOVES",
+    "OPTIONS",
+    "OPTIONS_BY_NAME",
+    "OPTION_NAMES",
     "SCENARIOS",
     "SCENARIOS_BY_NAME",
     "SITES",
     "SITES_BY_NAME",
+    "STIMULI",
     "VARIANTS",
     "VARIANTS_BY_NAME",
+    "Actor",
     "Call",
+    "Channel",
     "Config",
     "Environment",
     "Event",
@@ -53,8 +70,10 @@ __all__ = [
     "Lock",
     "Move",
     "MoveKind",
+    "MoveSpec",
     "Op",
     "OpKind",
+    "OptionSpec",
     "Pc",
     "RequestSource",
     "Scenario",

@@ -7,7 +7,20 @@ moves, so a verdict under a larger environment covers every smaller one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import attrs
 from attrs import frozen
+
+
+@frozen
+class OptionSpec:
+    """One environment option: its name on the command line and in verdicts, and the
+    `Environment` field that holds it."""
+
+    name: str
+    attribute: str
+    summary: str
 
 
 @frozen(order=True)
@@ -26,19 +39,14 @@ class Environment:
     #: The server can reject any op (answered by an error event).
     rejections: bool = False
 
+    def on(self, option: str) -> bool:
+        """Whether the option named `option` (`OPTIONS`) is on; KeyError for an unknown one."""
+        return bool(getattr(self, OPTIONS_BY_NAME[option].attribute))
+
     @property
     def options(self) -> tuple[str, ...]:
         """The names of the options that are on, in `OPTION_NAMES` order."""
-        return tuple(
-            label
-            for label, flag in (
-                ("stale-copies", self.stale_copies),
-                ("server-items", self.server_items),
-                ("timeouts", self.timeouts),
-                ("rejections", self.rejections),
-            )
-            if flag
-        )
+        return tuple(spec.name for spec in OPTIONS if getattr(self, spec.attribute))
 
     @property
     def name(self) -> str:
@@ -51,18 +59,45 @@ class Environment:
 
     def covers(self, other: Environment) -> bool:
         """True when every option of `other` is on here."""
-        return all(
-            mine or not theirs
-            for mine, theirs in (
-                (self.stale_copies, other.stale_copies),
-                (self.server_items, other.server_items),
-                (self.timeouts, other.timeouts),
-                (self.rejections, other.rejections),
-            )
-        )
+        return all(self.on(option) or not other.on(option) for option in OPTION_NAMES)
+
+    @classmethod
+    def of(cls, options: Iterable[str]) -> Environment:
+        """The environment with exactly the named options on; KeyError for an unknown one."""
+        return cls(**{OPTIONS_BY_NAME[name].attribute: True for name in options})
 
 
-OPTION_NAMES: tuple[str, ...] = ("stale-copies", "server-items", "timeouts", "rejections")
+#: Every option, in the order verdicts name them. One row per `Environment` field.
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "stale-copies",
+        "stale_copies",
+        "the application copies the local context in a step of its own, so the copy may be stale",
+    ),
+    OptionSpec(
+        "server-items",
+        "server_items",
+        "the model creates items server-side that reach the mirror before the local context",
+    ),
+    OptionSpec(
+        "timeouts",
+        "timeouts",
+        "an ack wait can time out: the push fails and releases its locks, its ops in flight",
+    ),
+    OptionSpec("rejections", "rejections", "the server can reject any op"),
+)
+OPTIONS_BY_NAME: dict[str, OptionSpec] = {spec.name: spec for spec in OPTIONS}
+OPTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in OPTIONS)
+
+
+def _check_options() -> None:
+    fields = {field.name for field in attrs.fields(Environment)}
+    rows = {spec.attribute for spec in OPTIONS}
+    if fields != rows:
+        raise ValueError(f"Environment fields {sorted(fields)} and OPTIONS {sorted(rows)} differ")
+
+
+_check_options()
 
 BASE = Environment()
 ALL = Environment(stale_copies=True, server_items=True, timeouts=True, rejections=True)
@@ -91,9 +126,4 @@ def parse_environment(text: str) -> Environment:
             f"unknown environment {text!r}; use base, all, or options joined by '+' "
             f"from: {', '.join(OPTION_NAMES)}"
         )
-    return Environment(
-        stale_copies="stale-copies" in parts,
-        server_items="server-items" in parts,
-        timeouts="timeouts" in parts,
-        rejections="rejections" in parts,
-    )
+    return Environment.of(parts)

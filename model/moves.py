@@ -9,13 +9,13 @@ model or the clock. `docs/model.md` lines each step up with the real awaits.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Hashable, Iterator
 
 from attrs import evolve, frozen
 
 from model.diff import mirror_diff, three_way_diff
 from model.environment import Environment
+from model.move_table import MOVES, MoveKind
 from model.scenarios import Call, Scenario
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
@@ -98,26 +98,6 @@ class Config:
         )
 
 
-class MoveKind(enum.Enum):
-    # moves of the push tasks and of the application
-    COPY = "copy"
-    CALL = "call"
-    WAKE = "wake"
-    RESUME = "resume"
-    # moves of the environment
-    SERVER_APPLY = "server-apply"
-    SERVER_REJECT = "server-reject"
-    CLIENT_APPLY = "client-apply"
-    MODEL_CREATES = "model-creates"
-    LEARN = "learn"
-    TIMEOUT = "timeout"
-
-
-#: Moves that only the running asyncio tasks make: after a lock handoff or the
-#: last ack, the task runs on its own; nobody outside starts it.
-INTERNAL_MOVES: frozenset[MoveKind] = frozenset({MoveKind.WAKE, MoveKind.RESUME})
-
-
 @frozen(order=True)
 class Move:
     kind: MoveKind
@@ -166,7 +146,9 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
     for index, task in enumerate(state.tasks):
         site = config.site(index)
         if task.pc is Pc.IDLE:
-            if site.request is RequestSource.CALLER_COPY and config.environment.stale_copies:
+            if site.request is RequestSource.CALLER_COPY and _enabled(
+                config.environment, MoveKind.COPY
+            ):
                 yield (
                     Move(MoveKind.COPY, index),
                     state.with_task(index, pc=Pc.COPIED, copy=state.local),
@@ -318,7 +300,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
     if state.to_server:
         op = state.to_server[0]
         yield Move(MoveKind.SERVER_APPLY, op.task, op.item), _server_apply(state)
-        if env.rejections:
+        if _enabled(env, MoveKind.SERVER_REJECT):
             yield Move(MoveKind.SERVER_REJECT, op.task, op.item), _server_reject(state, op)
     if state.to_client:
         event = state.to_client[0]
@@ -326,7 +308,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
             Move(MoveKind.CLIENT_APPLY, event.task, event.item),
             _client_apply(state, config.three_way()),
         )
-    if env.server_items:
+    if _enabled(env, MoveKind.MODEL_CREATES):
         pool = config.scenario.server_pool
         if state.created < len(pool):
             item = pool[state.created]
@@ -339,10 +321,16 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
                         state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
                     ),
                 )
-    if env.timeouts:
+    if _enabled(env, MoveKind.TIMEOUT):
         for index, task in enumerate(state.tasks):
             if task.pc is Pc.WAIT_ACKS and task.pending:
                 yield Move(MoveKind.TIMEOUT, index), _finish(state, config, index, Pc.FAILED)
+
+
+def _enabled(env: Environment, kind: MoveKind) -> bool:
+    """Whether the environment allows moves of `kind` (`MOVES`: its option, if any)."""
+    option = MOVES[kind].option
+    return option is None or env.on(option)
 
 
 def _server_apply(state: State) -> State:
