@@ -1,5 +1,6 @@
 """The arrows between rooms (docs/architecture.md) are a contract that import-linter checks."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -54,3 +55,13 @@ def test_the_conformance_engine_importing_impl_breaks_the_contract(tmp_path: Pat
     assert result.returncode != 0
     assert "engines check any implementation through an adapter" in result.stdout
     assert "BROKEN" in result.stdout
+
+
+def test_every_path_docs_architecture_names_exists() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(
+        re.findall(r"`((?:model|impl|proofs|examples|tests|docs|benchmarks)/[^`\s]*)`", page)
+    )
+    assert len(named) > 20, "the page names the files its recipes touch"
+    missing = sorted(path for path in named if not (ROOT / path.rstrip("/")).exists())
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
