@@ -2,8 +2,10 @@
 locked mirror-diff one and the three-way one), a controllable fake server, and an
 agent activity whose push sites follow a policy chosen by variant name.
 
-It knows nothing of `model` or `proofs`; the conformance harness in
-`proofs.engines.conformance` checks it against the model.
+It reads the model's data (the site and variant records of `model.sites` and
+`model.variants`, so a variant is written once) but none of its semantics (the
+moves, the invariants, the diff), and nothing of `proofs`; the conformance
+harness in `proofs.engines.conformance` checks it against the model.
 """
 
 from impl.activity import AgentActivity
