@@ -61,6 +61,8 @@ _NO_LOCK = _NoLock()
 
 
 class AgentActivity:
+    """The agent side: the live local context and its six push sites, under a policy."""
+
     def __init__(
         self,
         session: PushSession,

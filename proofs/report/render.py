@@ -136,6 +136,7 @@ def describe(config: Config, before: State, move: Move, after: State) -> str:
 
 
 def trace_lines(config: Config, trace: Trace) -> list[str]:
+    """The readable timeline of a trace, one numbered line a step."""
     lines = []
     state = trace.start
     for number, step in enumerate(trace.steps, start=1):
