@@ -46,7 +46,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """Import the module of a public name when the name is first asked for (the
-    adapter's imports livekit, the releases' does not)."""
+    adapter's module imports livekit; the releases' module does not)."""
     from importlib import import_module
 
     where = _WHERE.get(name)
