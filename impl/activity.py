@@ -25,9 +25,10 @@ from types import TracebackType
 from typing import Protocol
 
 from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCallOutput
-from impl.policy import DEFAULT_POLICY, SITES, LocalUpdate, Policy, RequestSource
+from impl.policy import DEFAULT_POLICY, Policy
 from impl.probe import CURRENT_PUSH, Phase, PushRecord, TracedLock
 from impl.session import RealtimeError
+from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource
 
 log = logging.getLogger("impl.activity")
 
@@ -60,6 +61,8 @@ _NO_LOCK = _NoLock()
 
 
 class AgentActivity:
+    """The agent side: the live local context and its six push sites, under a policy."""
+
     def __init__(
         self,
         session: PushSession,
@@ -121,7 +124,7 @@ class AgentActivity:
         drops: tuple[str, ...] = (),
         replacement: ChatContext | None = None,
     ) -> None:
-        spec = SITES[site]
+        spec = SITES_BY_NAME[site]
         update = self.policy.local_update(site)
         record = PushRecord(site, lambda: self._chat_ctx)
         self.pushes.append(record)

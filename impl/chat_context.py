@@ -18,6 +18,8 @@ Role = Literal["user", "assistant", "system"]
 
 @frozen
 class ChatMessage:
+    """A user, assistant or system message; frozen, so a copy of a context shares it."""
+
     id: str
     role: Role
     text: str
@@ -25,6 +27,8 @@ class ChatMessage:
 
 @frozen
 class FunctionCall:
+    """A tool call the model made; its output is a separate item with its own id."""
+
     id: str
     call_id: str
     name: str
@@ -33,6 +37,8 @@ class FunctionCall:
 
 @frozen
 class FunctionCallOutput:
+    """A tool's result, the item whose loss started this project."""
+
     id: str
     call_id: str
     output: str

@@ -106,6 +106,8 @@ class FakeTransport:
 
 
 class FakeServer:
+    """The provider's server with every delivery in the test's hands (module docstring)."""
+
     def __init__(self, items: Iterable[ChatItem] = ()) -> None:
         self.conversation = ChatContext(items)
         self.clock = VirtualClock()

@@ -50,6 +50,7 @@ class Environment:
 
     @property
     def name(self) -> str:
+        """How verdicts name it: `base`, `all`, or the options joined by `+`."""
         on = self.options
         if not on:
             return "base"

@@ -23,6 +23,9 @@ from model.variants import Invariant
 
 @frozen
 class Violation:
+    """A broken invariant with the item it lost and the push to blame, so a
+    counterexample says what went wrong and not only that something did."""
+
     invariant: Invariant
     item: str
     #: The task whose push caused it, when one did.
@@ -31,11 +34,13 @@ class Violation:
     reason: str
 
     def describe(self) -> str:
+        """One line for traces and tables."""
         who = f"T{self.task} ({self.site})" if self.task is not None else "no push"
         return f"{self.invariant.value}: {self.item}: {self.reason} [{who}]"
 
 
 def no_unintended_delete(state: State, config: Config) -> Violation | None:
+    """Invariant 1: a delete sent for an acknowledged item its push did not mean to remove."""
     for task, item, was_acked in sorted(state.deletes_sent):
         if was_acked and item not in config.call(task).drops:
             site = config.call(task).site
@@ -51,6 +56,8 @@ def no_unintended_delete(state: State, config: Config) -> Violation | None:
 
 
 def agreement_at_rest(state: State, config: Config) -> Violation | None:
+    """Invariant 2 when nothing is in flight: a pushed item the server lost, or a
+    deleted one it has again."""
     if not state.at_rest():
         return None
     for item in state.local:
@@ -86,4 +93,5 @@ CHECKS = {
 
 
 def check(state: State, config: Config, invariant: Invariant) -> Violation | None:
+    """The violation of `invariant` in `state`, if any: what every engine asks."""
     return CHECKS[invariant](state, config)

@@ -45,9 +45,11 @@ class Config:
     extra_sites: tuple[Site, ...] = ()
 
     def call(self, task: int) -> Call:
+        """The scenario's call that task `task` runs."""
         return self.scenario.calls[task]
 
     def site(self, task: int) -> Site:
+        """The site record of task `task`, an extra site first: the moves read only this."""
         name = self.scenario.calls[task].site
         for site in self.extra_sites:
             if site.name == name:
@@ -55,12 +57,15 @@ class Config:
         return SITES_BY_NAME[name]
 
     def locks(self, task: int) -> bool:
+        """Whether task `task` takes the activity lock under this variant."""
         return self.variant.locks(self.site(task))
 
     def local_update(self, task: int) -> LocalUpdate:
+        """When task `task` changes the local context under this variant."""
         return self.variant.local_update(self.site(task))
 
     def three_way(self) -> bool:
+        """Whether the session diffs three ways (no lock, an expected view)."""
         return self.variant.session is SessionKind.THREE_WAY
 
     def options_read(self) -> frozenset[str]:
@@ -100,11 +105,15 @@ class Config:
 
 @frozen(order=True)
 class Move:
+    """One step by name, so that traces can be replayed, compared and printed;
+    `MOVES` says what a kind names."""
+
     kind: MoveKind
     task: int | None = None
     item: str | None = None
 
     def label(self) -> str:
+        """The move as people and the conformance harness write it: `call T0`."""
         parts = [self.kind.value]
         if self.task is not None:
             parts.append(f"T{self.task}")
@@ -114,6 +123,7 @@ class Move:
 
 
 def initial_state(config: Config) -> State:
+    """The scenario's start: nothing in flight, and the mirror agrees with the server."""
     scenario = config.scenario
     return State(
         server=scenario.server,

@@ -21,6 +21,9 @@ class Call:
 
 @frozen
 class Scenario:
+    """A bounded run to check: the calls that overlap, the conversation they start
+    from, and the environment under which its finding shows."""
+
     name: str
     summary: str
     calls: tuple[Call, ...]
@@ -36,6 +39,7 @@ class Scenario:
 
     @property
     def initial_local(self) -> tuple[str, ...]:
+        """The local context at the start (the server's, unless the scenario says)."""
         return self.server if self.local is None else self.local
 
     def items(self) -> tuple[str, ...]:

@@ -14,6 +14,8 @@ from attrs import evolve, frozen
 
 
 class OpKind(enum.Enum):
+    """What an op asks of the server; the session acks by kind and item id."""
+
     CREATE = "create"
     DELETE = "delete"
 
@@ -36,6 +38,8 @@ class Op:
 
 
 class EventKind(enum.Enum):
+    """What the server answers: the mirror changes only on these."""
+
     ADDED = "added"
     DELETED = "deleted"
     REJECTED = "rejected"
@@ -84,12 +88,15 @@ class Lock:
     waiters: tuple[int, ...] = ()
 
     def free(self) -> bool:
+        """Nobody holds it and nobody waits: taking it does not yield."""
         return self.owner is None and not self.waiters
 
     def take(self, task: int) -> Lock:
+        """`task` holds it if it is free, else queues behind the waiters."""
         return Lock(task, self.waiters) if self.free() else Lock(self.owner, (*self.waiters, task))
 
     def release(self) -> Lock:
+        """Hand it to the first waiter at once, as asyncio.Lock does."""
         if not self.waiters:
             return Lock()
         return Lock(self.waiters[0], self.waiters[1:])
@@ -114,6 +121,9 @@ class Task:
 
 @frozen
 class State:
+    """Everything between two model steps; frozen and hashable so the explorer can
+    keep a set of states and z3 can be checked against each one."""
+
     server: tuple[str, ...]
     mirror: tuple[str, ...]
     local: tuple[str, ...]
@@ -147,6 +157,7 @@ class State:
     recreated: frozenset[tuple[int, str]] = frozenset()
 
     def with_task(self, index: int, **changes: Any) -> State:
+        """This state with the fields of task `index` changed and every other task kept."""
         tasks = list(self.tasks)
         tasks[index] = evolve(tasks[index], **changes)
         return evolve(self, tasks=tuple(tasks))

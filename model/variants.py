@@ -27,11 +27,15 @@ class SessionKind(enum.Enum):
 
 
 class Invariant(enum.Enum):
+    """The invariants every verdict is about (`model.invariants` states them)."""
+
     NO_UNINTENDED_DELETE = "no-unintended-delete"
     AGREEMENT_AT_REST = "agreement-at-rest"
 
 
 class Verdict(enum.Enum):
+    """What a check of one invariant comes to: it holds, or a counterexample."""
+
     HOLDS = "holds"
     COUNTEREXAMPLE = "counterexample"
 
@@ -52,6 +56,9 @@ class KnownFailure:
 
 @frozen
 class Variant:
+    """A configuration of the fix as data, so the model never branches on its name
+    and a new variant is one more record."""
+
     name: str
     summary: str
     locked_sites: frozenset[str]
@@ -61,15 +68,18 @@ class Variant:
     known_failures: tuple[KnownFailure, ...] = ()
 
     def locks(self, site: Site) -> bool:
+        """Whether `site` holds the activity lock (a three-way session takes none)."""
         return self.session is SessionKind.MIRROR_DIFF and site.name in self.locked_sites
 
     def local_update(self, site: Site) -> LocalUpdate:
+        """When `site` changes the local context: an override, else the site's own."""
         for name, update in self.local_update_overrides:
             if name == site.name:
                 return update
         return site.local_update
 
     def expected(self, scenario: str, environment: Environment, invariant: Invariant) -> Verdict:
+        """The verdict the catalog expects, so a changed result shows as a surprise."""
         for failure in self.known_failures:
             if (
                 failure.scenario == scenario

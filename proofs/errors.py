@@ -52,8 +52,9 @@ class SiteFileError(InputError, ValueError):
     """A site file that cannot be read; the message says what to fix."""
 
 
-class AuditInputError(InputError):
-    """A path the audit cannot read or parse."""
+class AuditInputError(InputError, ValueError):
+    """Input the audit cannot use: a path it cannot read or parse, or a config value
+    (an attribute name that is not a Python identifier)."""
 
 
 class UnsupportedConfig(CannotRun, ValueError):

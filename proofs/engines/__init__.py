@@ -9,17 +9,16 @@
 - `site_file`: the site records the audit writes and the explorer reads.
 
 The names below are imported on first use, so `import proofs.engines.explore`
-does not pay for z3 or Hypothesis.
+does not pay for z3 or Hypothesis. The explorer's function is not among them:
+`proofs.engines.explore` is its module, so `from proofs.engines.explore import
+explore`.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from proofs.engines.audit import AuditConfig, Place, audit_paths, audit_source, emit_sites
-    from proofs.engines.explore import Exploration, Finding, explore
+    from proofs.engines.explore import Exploration, Finding
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
     from proofs.engines.stateful import model_machine
     from proofs.engines.trace import Step, Trace, replay
@@ -32,7 +31,6 @@ _WHERE = {
     "emit_sites": "proofs.engines.audit",
     "Exploration": "proofs.engines.explore",
     "Finding": "proofs.engines.explore",
-    "explore": "proofs.engines.explore",
     "SiteSpec": "proofs.engines.site_file",
     "load_sites": "proofs.engines.site_file",
     "pair_scenarios": "proofs.engines.site_file",
@@ -53,7 +51,6 @@ __all__ = [
     "audit_paths",
     "audit_source",
     "emit_sites",
-    "explore",
     "load_sites",
     "model_machine",
     "pair_scenarios",
@@ -61,8 +58,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import the module of a public name when the name is first asked for."""
+    from importlib import import_module
+
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
+    return getattr(import_module(where), name)
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones, so completion sees the whole face."""
+    return sorted({*globals(), *__all__})

@@ -79,7 +79,7 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 def _ident(instance: object, attribute: Attribute[Any], value: str | None) -> None:
     """attrs validator: a Python identifier (or None where the field allows it)."""
     if value is not None and re.fullmatch(_IDENT, value) is None:
-        raise ValueError(f"{attribute.name} must be a Python identifier, not {value!r}")
+        raise AuditInputError(f"{attribute.name} must be a Python identifier, not {value!r}")
 
 
 #: Methods that read a chat context (or its item list) without changing it.

@@ -9,12 +9,17 @@ from model import Config, Move, State, initial_state, step
 
 @frozen
 class Step:
+    """One move and the state it led to."""
+
     move: Move
     state: State
 
 
 @frozen
 class Trace:
+    """A run of the model: its start and each step, so every renderer and replay reads
+    the model's own states rather than working them out again."""
+
     start: State
     steps: tuple[Step, ...]
 

@@ -10,12 +10,9 @@ Nothing here runs a check of its own except `pages`, which asks the z3 engine
 for the catalog's verdicts. The names below are imported on first use.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from proofs.report.formats import itf, mermaid
     from proofs.report.render import describe, trace_json, trace_lines
     from proofs.report.verify import cell_json
@@ -39,8 +36,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import the module of a public name when the name is first asked for."""
+    from importlib import import_module
+
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
+    return getattr(import_module(where), name)
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones, so completion sees the whole face."""
+    return sorted({*globals(), *__all__})

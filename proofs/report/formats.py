@@ -15,11 +15,12 @@ readable timeline of `proofs.report.render`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from model import Config, EventKind, Invariant, Move, MoveKind, State, Violation
 from proofs.engines.trace import Trace
-from proofs.report.render import describe, describe_op, ids
+from proofs.report.render import describe, describe_op, handler, ids
 
 # -- Mermaid ------------------------------------------------------------------
 
@@ -56,63 +57,109 @@ def mermaid(
     return "\n".join(lines) + "\n"
 
 
+#: What draws one step of a move kind: (config, before, move, after, step number).
+MermaidStep = Callable[[Config, State, Move, State, int], list[str]]
+
+
+def _mermaid_server(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    op = before.to_server[0]
+    event = after.to_client[-1]
+    if event.kind is EventKind.REJECTED:
+        return [
+            f"{_SERVER}-->>{_SESSION}: {number}. rejects T{op.task}'s {op.kind.value} {op.item}"
+        ]
+    return [
+        f"{_SERVER}-->>{_SESSION}: {number}. {op.item} {event.kind.value} "
+        f"(server {_text(ids(after.server))})"
+    ]
+
+
+def _mermaid_client(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    event = before.to_client[0]
+    whose = "the model's" if event.task is None else f"T{event.task}'s"
+    lines = [
+        f"Note over {_SESSION}: {number}. receives {whose} '{event.item} {event.kind.value}'"
+        + (f", mirror {_text(ids(after.mirror))}" if after.mirror != before.mirror else "")
+    ]
+    for task, (old, new) in enumerate(zip(before.tasks, after.tasks, strict=True)):
+        for op_kind, item in sorted(old.pending - new.pending, key=lambda k: (k[0].value, k[1])):
+            if new.pc is old.pc:
+                lines.append(f"{_SESSION}-->>T{task}: ack {op_kind.value} {item}")
+    return lines
+
+
+def _mermaid_model_creates(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    return [
+        f"Note over {_SERVER}: {number}. the model creates {move.item}, "
+        f"server {_text(ids(after.server))}"
+    ]
+
+
+def _mermaid_learn(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    return [
+        f"Note over {_SESSION}: {number}. the local context learns {move.item}, "
+        f"local {_text(ids(after.local))}"
+    ]
+
+
+def _mermaid_task(head: Callable[[str, int, str], list[str]]) -> MermaidStep:
+    """A push task's step: `head(lifeline, number, text)`, then an arrow per op it sends."""
+
+    def draw(config: Config, before: State, move: Move, after: State, number: int) -> list[str]:
+        assert move.task is not None
+        text = _text(describe(config, before, move, after).split(": ", 1)[-1])
+        lines = head(f"T{move.task}", number, text)
+        for op in after.to_server[len(before.to_server) :]:
+            lines.append(f"{_SESSION}->>{_SERVER}: {_text(describe_op(config, before, op))}")
+        return lines
+
+    return draw
+
+
+def _arrow_in(me: str, number: int, text: str) -> list[str]:
+    return [f"{me}->>{_SESSION}: {number}. {text}"]
+
+
+def _timed_out(me: str, number: int, text: str) -> list[str]:
+    return [f"{_SESSION}--x{me}: {number}. ack wait times out", f"Note over {me}: {text}"]
+
+
+def _acks_in(me: str, number: int, text: str) -> list[str]:
+    return [f"{_SESSION}-->>{me}: {number}. all acks in", f"Note over {me}: {text}"]
+
+
+def _note(me: str, number: int, text: str) -> list[str]:
+    return [f"Note over {me}: {number}. {text}"]
+
+
+#: One drawer per move kind; `mermaid` raises for a kind missing here.
+MERMAID_STEPS: Mapping[MoveKind, MermaidStep] = {
+    MoveKind.COPY: _mermaid_task(_note),
+    MoveKind.CALL: _mermaid_task(_arrow_in),
+    MoveKind.WAKE: _mermaid_task(_arrow_in),
+    MoveKind.RESUME: _mermaid_task(_acks_in),
+    MoveKind.SERVER_APPLY: _mermaid_server,
+    MoveKind.SERVER_REJECT: _mermaid_server,
+    MoveKind.CLIENT_APPLY: _mermaid_client,
+    MoveKind.MODEL_CREATES: _mermaid_model_creates,
+    MoveKind.LEARN: _mermaid_learn,
+    MoveKind.TIMEOUT: _mermaid_task(_timed_out),
+}
+
+
 def _mermaid_step(
     config: Config, before: State, move: Move, after: State, number: int
 ) -> list[str]:
-    kind = move.kind
-    if kind is MoveKind.SERVER_APPLY or kind is MoveKind.SERVER_REJECT:
-        op = before.to_server[0]
-        event = after.to_client[-1]
-        if event.kind is EventKind.REJECTED:
-            return [
-                f"{_SERVER}-->>{_SESSION}: {number}. rejects T{op.task}'s {op.kind.value} {op.item}"
-            ]
-        return [
-            f"{_SERVER}-->>{_SESSION}: {number}. {op.item} {event.kind.value} "
-            f"(server {_text(ids(after.server))})"
-        ]
-    if kind is MoveKind.CLIENT_APPLY:
-        event = before.to_client[0]
-        whose = "the model's" if event.task is None else f"T{event.task}'s"
-        lines = [
-            f"Note over {_SESSION}: {number}. receives {whose} '{event.item} {event.kind.value}'"
-            + (f", mirror {_text(ids(after.mirror))}" if after.mirror != before.mirror else "")
-        ]
-        for task, (old, new) in enumerate(zip(before.tasks, after.tasks, strict=True)):
-            for op_kind, item in sorted(
-                old.pending - new.pending, key=lambda k: (k[0].value, k[1])
-            ):
-                if new.pc is old.pc:
-                    lines.append(f"{_SESSION}-->>T{task}: ack {op_kind.value} {item}")
-        return lines
-    if kind is MoveKind.MODEL_CREATES:
-        return [
-            f"Note over {_SERVER}: {number}. the model creates {move.item}, "
-            f"server {_text(ids(after.server))}"
-        ]
-    if kind is MoveKind.LEARN:
-        return [
-            f"Note over {_SESSION}: {number}. the local context learns {move.item}, "
-            f"local {_text(ids(after.local))}"
-        ]
-    assert move.task is not None
-    task = move.task
-    me = f"T{task}"
-    text = _text(describe(config, before, move, after).split(": ", 1)[-1])
-    lines = []
-    if kind is MoveKind.TIMEOUT:
-        lines.append(f"{_SESSION}--x{me}: {number}. ack wait times out")
-        lines.append(f"Note over {me}: {text}")
-    elif kind is MoveKind.RESUME:
-        lines.append(f"{_SESSION}-->>{me}: {number}. all acks in")
-        lines.append(f"Note over {me}: {text}")
-    elif kind is MoveKind.COPY:
-        lines.append(f"Note over {me}: {number}. {text}")
-    else:
-        lines.append(f"{me}->>{_SESSION}: {number}. {text}")
-    for op in after.to_server[len(before.to_server) :]:
-        lines.append(f"{_SESSION}->>{_SERVER}: {_text(describe_op(config, before, op))}")
-    return lines
+    draw = handler(MERMAID_STEPS, move.kind, "proofs.report.formats.MERMAID_STEPS")
+    return draw(config, before, move, after, number)
 
 
 # -- ITF ----------------------------------------------------------------------

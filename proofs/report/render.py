@@ -6,10 +6,12 @@ what the model did, not what the move's name suggests.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from model import Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
 from proofs.engines.trace import Trace
+from proofs.errors import InternalError
 
 _PC_TEXT = {
     Pc.IDLE: "has not started",
@@ -41,56 +43,100 @@ def describe_op(config: Config, before: State, op: Op) -> str:
     return f"create {op.item} after {op.after or 'the head'}"
 
 
+#: What renders one step of a move kind as a line: (config, before, move, after).
+Describer = Callable[[Config, State, Move, State], str]
+
+
+def _server_step(config: Config, before: State, move: Move, after: State) -> str:
+    op = before.to_server[0]
+    event = after.to_client[-1]
+    verb = "rejects" if event.kind is EventKind.REJECTED else "applies"
+    return (
+        f"server {verb} T{op.task}'s {describe_op(config, before, op)}; server {ids(after.server)}"
+    )
+
+
+def _client_step(config: Config, before: State, move: Move, after: State) -> str:
+    event = before.to_client[0]
+    whose = "the model's" if event.task is None else f"T{event.task}'s"
+    text = f"session receives {whose} '{event.item} {event.kind.value}'"
+    if after.mirror != before.mirror:
+        text += f"; mirror {ids(after.mirror)}"
+    return text
+
+
+def _model_creates(config: Config, before: State, move: Move, after: State) -> str:
+    return f"the model creates {move.item} server-side; server {ids(after.server)}"
+
+
+def _learn(config: Config, before: State, move: Move, after: State) -> str:
+    return f"the local context learns {move.item}; local {ids(after.local)}"
+
+
+def _copy(config: Config, before: State, move: Move, after: State) -> str:
+    assert move.task is not None
+    return (
+        f"{actor(config, move.task)}: the application copies the local context {ids(after.local)}"
+    )
+
+
+def _task_step(opening: str) -> Describer:
+    """A push task's step: `opening`, then what changed (local, request, sends) and its pc."""
+
+    def describe_task(config: Config, before: State, move: Move, after: State) -> str:
+        assert move.task is not None
+        task = move.task
+        parts = [opening]
+        if after.local != before.local:
+            parts.append(f"local {ids(after.local)}")
+        before_task, after_task = before.tasks[task], after.tasks[task]
+        if after_task.request is not None and after_task.request != before_task.request:
+            parts.append(f"requests {ids(after_task.request)}")
+        # a task's step only appends to the op FIFO; the server's steps pop it
+        sent = after.to_server[len(before.to_server) :]
+        if sent:
+            parts.append("sends " + ", ".join(describe_op(config, before, op) for op in sent))
+        parts.append(_PC_TEXT[after_task.pc])
+        return f"{actor(config, task)}: " + "; ".join(parts)
+
+    return describe_task
+
+
+#: One describer per move kind; `describe` raises for a kind missing here, so a new
+#: move in `model.MOVES` cannot fall through to another kind's words.
+DESCRIBERS: Mapping[MoveKind, Describer] = {
+    MoveKind.COPY: _copy,
+    MoveKind.CALL: _task_step("called"),
+    MoveKind.WAKE: _task_step("gets the lock"),
+    MoveKind.RESUME: _task_step("its acks are in"),
+    MoveKind.SERVER_APPLY: _server_step,
+    MoveKind.SERVER_REJECT: _server_step,
+    MoveKind.CLIENT_APPLY: _client_step,
+    MoveKind.MODEL_CREATES: _model_creates,
+    MoveKind.LEARN: _learn,
+    MoveKind.TIMEOUT: _task_step("its ack wait times out"),
+}
+
+Handler = TypeVar("Handler")
+
+
+def handler(table: Mapping[MoveKind, Handler], kind: MoveKind, what: str) -> Handler:
+    """The entry of `table` for `kind`; `InternalError` naming `what` if there is none."""
+    try:
+        return table[kind]
+    except KeyError:
+        raise InternalError(f"{what} has no handler for the move kind {kind.value!r}") from None
+
+
 def describe(config: Config, before: State, move: Move, after: State) -> str:
     """One line saying who did what in this step, with the item ids."""
-    kind = move.kind
-    if kind is MoveKind.SERVER_APPLY or kind is MoveKind.SERVER_REJECT:
-        op = before.to_server[0]
-        event = after.to_client[-1]
-        verb = "rejects" if event.kind is EventKind.REJECTED else "applies"
-        return (
-            f"server {verb} T{op.task}'s {describe_op(config, before, op)}; "
-            f"server {ids(after.server)}"
-        )
-    if kind is MoveKind.CLIENT_APPLY:
-        event = before.to_client[0]
-        whose = "the model's" if event.task is None else f"T{event.task}'s"
-        text = f"session receives {whose} '{event.item} {event.kind.value}'"
-        if after.mirror != before.mirror:
-            text += f"; mirror {ids(after.mirror)}"
-        return text
-    if kind is MoveKind.MODEL_CREATES:
-        return f"the model creates {move.item} server-side; server {ids(after.server)}"
-    if kind is MoveKind.LEARN:
-        return f"the local context learns {move.item}; local {ids(after.local)}"
-    assert move.task is not None
-    task = move.task
-    who = actor(config, task)
-    if kind is MoveKind.COPY:
-        return f"{who}: the application copies the local context {ids(after.local)}"
-    parts: list[str] = []
-    if kind is MoveKind.TIMEOUT:
-        parts.append("its ack wait times out")
-    elif kind is MoveKind.RESUME:
-        parts.append("its acks are in")
-    elif kind is MoveKind.WAKE:
-        parts.append("gets the lock")
-    else:
-        parts.append("called")
-    if after.local != before.local:
-        parts.append(f"local {ids(after.local)}")
-    before_task, after_task = before.tasks[task], after.tasks[task]
-    if after_task.request is not None and after_task.request != before_task.request:
-        parts.append(f"requests {ids(after_task.request)}")
-    # a task's step only appends to the op FIFO; the server's steps pop it
-    sent = after.to_server[len(before.to_server) :]
-    if sent:
-        parts.append("sends " + ", ".join(describe_op(config, before, op) for op in sent))
-    parts.append(_PC_TEXT[after_task.pc])
-    return f"{who}: " + "; ".join(parts)
+    return handler(DESCRIBERS, move.kind, "proofs.report.render.DESCRIBERS")(
+        config, before, move, after
+    )
 
 
 def trace_lines(config: Config, trace: Trace) -> list[str]:
+    """The readable timeline of a trace, one numbered line a step."""
     lines = []
     state = trace.start
     for number, step in enumerate(trace.steps, start=1):

@@ -88,6 +88,7 @@ def table_lines(cells: Sequence[Cell]) -> list[str]:
 
 
 def cell_json(cell: Cell, with_mermaid: bool = False) -> dict[str, Any]:
+    """One verdict cell for `--json` and `docs/variants.md`, with its trace if it has one."""
     witness = cell.witness
     result = witness.result if witness is not None else None
     data: dict[str, Any] = {

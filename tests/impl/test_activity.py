@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 import pytest
 
 from impl.policy import DEFAULT_POLICY, POLICIES, policy
-from impl.policy import SITES as IMPL_SITES
 from impl.probe import Phase
 from impl.session import RealtimeSession
-from model import SITES, VARIANTS
+from model import SITES, SITES_BY_NAME, VARIANTS, VARIANTS_BY_NAME, LocalUpdate, Site, Variant
 from tests.impl.conftest import World, msg, out
 
 
@@ -18,16 +20,82 @@ def test_the_default_policy_is_the_fixed_one() -> None:
         policy("nope")
 
 
-def test_impl_sites_and_policies_agree_with_the_model() -> None:
-    assert {s.name: (s.request.value, s.local_update.value) for s in SITES} == {
-        name: (s.request.value, s.local_update.value) for name, s in IMPL_SITES.items()
+def test_there_is_one_policy_per_variant_of_the_catalog() -> None:
+    assert list(POLICIES) == [variant.name for variant in VARIANTS]
+    assert all(POLICIES[variant.name].variant is variant for variant in VARIANTS)
+
+
+def _call_site(world: World, site: str) -> tuple[asyncio.Task[None], Callable[[], bool]]:
+    """Call the activity's method for `site`; return its task and whether its local
+    change (what it adds, drops or replaces) is visible in the live local context."""
+    activity = world.activity
+    if site == "replacement":
+        copy = activity.chat_ctx.copy()
+        copy.upsert(msg("new"))
+        return world.spawn(activity.update_chat_ctx(copy)), lambda: activity.chat_ctx is copy
+    if site == "cleanup":
+        task = world.spawn(activity.cleanup_interrupted(["asst1"]))
+        return task, lambda: "asst1" not in activity.chat_ctx
+    calls = {
+        "user-turn": lambda: activity.generate_reply(msg("new")),
+        "tool-outputs": lambda: activity.push_tool_outputs([out("new")]),
+        "interrupted-tool-outputs": lambda: activity.push_interrupted_tool_outputs([out("new")]),
+        "spoken-message": lambda: activity.commit_spoken(msg("new")),
     }
-    for variant in VARIANTS:
-        mine = POLICIES[variant.name]
-        assert mine.session.value == variant.session.value
-        for site in SITES:
-            assert mine.locks(site.name) == variant.locks(site)
-            assert mine.local_update(site.name).value == variant.local_update(site).value
+    return world.spawn(calls[site]()), lambda: "new" in activity.chat_ctx
+
+
+def _observed(world: World, site: Site) -> tuple[bool, bool, bool]:
+    """Whether the site's call held the activity lock while it waited for its acks,
+    and whether its local change showed then and once the push returned."""
+    task, changed = _call_site(world, site.name)
+    (record,) = world.activity.pushes
+    assert record.site == site.name and record.phase is Phase.WAIT_ACKS
+    locked, early = world.activity.lock.holder is task, changed()
+    world.deliver_all()
+    assert task.done()
+    return locked, early, changed()
+
+
+def _expected(variant: Variant, site: Site) -> tuple[bool, bool, bool]:
+    update = variant.local_update(site)
+    return (
+        variant.locks(site),
+        update in (LocalUpdate.BEFORE_PUSH, LocalUpdate.REPLACE),
+        update is not LocalUpdate.NONE,
+    )
+
+
+def _world(policy: str) -> World:
+    return World([msg("msg0"), msg("asst1", "assistant")], policy=policy)
+
+
+@pytest.mark.parametrize("site", SITES, ids=lambda site: site.name)
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: variant.name)
+def test_each_site_locks_and_updates_locally_as_the_model_says(
+    variant: Variant, site: Site
+) -> None:
+    """The activity reads the model's records: whether a site holds the activity lock
+    across its push, and when its local change shows, are the variant's answers."""
+    world = _world(variant.name)
+    assert _observed(world, site) == _expected(variant, site)
+
+
+@pytest.mark.parametrize(
+    ("runs", "expects", "site"),
+    [
+        ("lock5", "unlocked", "tool-outputs"),
+        ("lock3", "lock5", "cleanup"),
+        ("lock5", "lock5-hoisted", "user-turn"),
+        ("lock5-hoisted", "lock5", "user-turn"),
+    ],
+)
+def test_the_check_tells_a_policy_from_another_variant(runs: str, expects: str, site: str) -> None:
+    """An activity that ran another variant's policy than the one asked for is caught."""
+    world = _world(expects)
+    world.activity.policy = POLICIES[runs]
+    record = SITES_BY_NAME[site]
+    assert _observed(world, record) != _expected(VARIANTS_BY_NAME[expects], record)
 
 
 def test_lock5_holds_the_activity_lock_across_snapshot_push_and_acks() -> None:

@@ -11,5 +11,50 @@ variant the release corresponds to.
 
 Nothing here imports livekit at module level except the modules that need it,
 so `proofs.adapters.livekit.releases` can tell whether (and which) release is installed
-without importing it.
+without importing it; the names below are imported on first use for the same reason.
 """
+
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from proofs.adapters.livekit.adapter import LivekitAdapter, livekit_adapter
+    from proofs.adapters.livekit.check import check_release
+    from proofs.adapters.livekit.releases import (
+        RELEASES,
+        RELEASES_BY_VERSION,
+        installed_version,
+    )
+
+_WHERE = {
+    "LivekitAdapter": "proofs.adapters.livekit.adapter",
+    "livekit_adapter": "proofs.adapters.livekit.adapter",
+    "check_release": "proofs.adapters.livekit.check",
+    "RELEASES": "proofs.adapters.livekit.releases",
+    "RELEASES_BY_VERSION": "proofs.adapters.livekit.releases",
+    "installed_version": "proofs.adapters.livekit.releases",
+}
+
+__all__ = [
+    "RELEASES",
+    "RELEASES_BY_VERSION",
+    "LivekitAdapter",
+    "check_release",
+    "installed_version",
+    "livekit_adapter",
+]
+
+
+def __getattr__(name: str) -> object:
+    """Import the module of a public name when the name is first asked for (the
+    adapter's module imports livekit; the releases' module does not)."""
+    from importlib import import_module
+
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(where), name)
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones, so completion sees the whole face."""
+    return sorted({*globals(), *__all__})

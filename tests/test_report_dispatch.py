@@ -1,0 +1,118 @@
+"""The trace renderers dispatch over move kinds through tables that cover `model.MOVES`.
+
+A move kind without a handler must fail loudly: before these tables, `describe`
+called any kind it did not know "called".
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from model import (
+    ENVIRONMENTS_BY_NAME,
+    MOVES,
+    SCENARIOS,
+    VARIANTS_BY_NAME,
+    Config,
+    Move,
+    MoveKind,
+    State,
+    initial_state,
+    successors,
+)
+from proofs.engines.trace import Step, Trace
+from proofs.errors import InternalError
+from proofs.report import formats, render
+
+_TABLES = {
+    "proofs.report.render.DESCRIBERS": render.DESCRIBERS,
+    "proofs.report.formats.MERMAID_STEPS": formats.MERMAID_STEPS,
+}
+
+
+def _one_step_of_each_kind() -> dict[MoveKind, tuple[Config, State, Move, State]]:
+    """A real step of every move kind, from seeded random walks over the catalog."""
+    rng = random.Random(12)
+    found: dict[MoveKind, tuple[Config, State, Move, State]] = {}
+    configs = [
+        Config(VARIANTS_BY_NAME[variant], scenario, ENVIRONMENTS_BY_NAME["all"])
+        for variant in ("lock5", "unlocked")
+        for scenario in SCENARIOS
+    ]
+    for _ in range(20):
+        for config in configs:
+            state = initial_state(config)
+            for _ in range(30):
+                options = list(successors(state, config))
+                if not options:
+                    break
+                move, after = rng.choice(options)
+                found.setdefault(move.kind, (config, state, move, after))
+                state = after
+        if len(found) == len(MoveKind):
+            break
+    return found
+
+
+STEPS = _one_step_of_each_kind()
+
+
+def _trace(config: Config, before: State, move: Move, after: State) -> Trace:
+    return Trace(before, (Step(move, after),))
+
+
+def _renderings(config: Config, before: State, move: Move, after: State) -> Iterator[str]:
+    yield render.describe(config, before, move, after)
+    yield formats.mermaid(config, _trace(config, before, move, after))
+
+
+@pytest.mark.parametrize("name", sorted(_TABLES))
+def test_every_move_kind_has_a_handler(name: str) -> None:
+    assert set(_TABLES[name]) == set(MOVES) == set(MoveKind)
+
+
+def test_the_walks_reach_every_move_kind() -> None:
+    assert set(STEPS) == set(MoveKind)
+
+
+@pytest.mark.parametrize("kind", list(MoveKind), ids=lambda kind: kind.value)
+def test_each_kind_renders_a_real_step(kind: MoveKind) -> None:
+    config, before, move, after = STEPS[kind]
+    line, diagram = _renderings(config, before, move, after)
+    assert line and "\n" not in line
+    assert diagram.startswith("sequenceDiagram\n") and " 1. " in diagram
+
+
+def test_task_moves_get_words_of_their_own() -> None:
+    """The old fall-through gave every unlisted task move the words of a call."""
+    openings = {
+        kind: render.describe(*STEPS[kind]).split(": ", 1)[1].split(";")[0]
+        for kind in (MoveKind.CALL, MoveKind.WAKE, MoveKind.RESUME, MoveKind.TIMEOUT)
+    }
+    assert openings == {
+        MoveKind.CALL: "called",
+        MoveKind.WAKE: "gets the lock",
+        MoveKind.RESUME: "its acks are in",
+        MoveKind.TIMEOUT: "its ack wait times out",
+    }
+
+
+@pytest.mark.parametrize("kind", list(MoveKind), ids=lambda kind: kind.value)
+def test_describe_raises_for_a_kind_without_a_handler(
+    kind: MoveKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(render.DESCRIBERS, kind)
+    with pytest.raises(InternalError, match=f"DESCRIBERS has no handler .*'{kind.value}'"):
+        render.describe(*STEPS[kind])
+
+
+@pytest.mark.parametrize("kind", list(MoveKind), ids=lambda kind: kind.value)
+def test_mermaid_raises_for_a_kind_without_a_handler(
+    kind: MoveKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(formats.MERMAID_STEPS, kind)
+    with pytest.raises(InternalError, match=f"MERMAID_STEPS has no handler .*'{kind.value}'"):
+        formats.mermaid(STEPS[kind][0], _trace(*STEPS[kind]))
