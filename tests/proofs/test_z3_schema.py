@@ -42,8 +42,8 @@ from proofs.engines.smt.encoding import (
 )
 from proofs.engines.smt.reachset import Matcher
 from proofs.engines.smt.schema import Axis, Family, Sort, Vars
-from proofs.engines.smt.simulation import reachable, view
-from proofs.engines.smt.symbolic import FALSE
+from proofs.engines.smt.simulation import disagreements, reachable, view
+from proofs.engines.smt.symbolic import FALSE, TRUE
 from proofs.errors import InternalError
 
 ALL = ENVIRONMENTS_BY_NAME["all"]
@@ -70,7 +70,7 @@ class _Logged(dict[str, Any]):
         return super().__getitem__(key)
 
 
-def _coverage(enc: Encoding, limit: int = 400) -> dict[str, set[Family]]:
+def _coverage(enc: Encoding, limit: int = 120) -> dict[str, set[Family]]:
     """The families each reader touches over (up to `limit`) reachable states."""
     touched: dict[str, set[str]] = {"concrete": set(), "view": set(), "describe": set()}
     touched["matcher"] = set()
@@ -215,19 +215,39 @@ def _kinds(enc: Encoding) -> set[MoveKind]:
     return {inst.move.kind for inst in enc.instances}
 
 
-def test_each_option_enables_exactly_the_moves_the_table_gives_it() -> None:
+def _option_problems() -> list[str]:
+    """Where the encoding's moves and the move table disagree on what an option enables."""
+    configs = _rich_configs()
+    off = [_kinds(Encoding(Config(c.variant, c.scenario, Environment()), True)) for c in configs]
+    problems = []
     for spec in OPTIONS:
         kinds = {kind for kind, move in MOVES.items() if move.option == spec.name}
-        assert kinds, spec.name
-        for config in _rich_configs():
-            on = Encoding(
-                Config(config.variant, config.scenario, Environment.of([spec.name])), True
-            )
-            off = Encoding(Config(config.variant, config.scenario, Environment()), True)
-            assert not kinds & _kinds(off), (spec.name, config)
-            assert _kinds(on) - _kinds(off) <= kinds, (spec.name, config)
-        everything = set().union(*(_kinds(Encoding(c, True)) for c in _rich_configs()))
-        assert kinds <= everything
+        enabled: set[MoveKind] = set()
+        for config, without in zip(configs, off, strict=True):
+            alone = Environment.of([spec.name])
+            on = _kinds(Encoding(Config(config.variant, config.scenario, alone), True))
+            if kinds & without:
+                problems.append(f"{config.scenario.name}: {kinds & without} without {spec.name}")
+            if on - without - kinds:
+                problems.append(f"{config.scenario.name}: {spec.name} enables {on - without}")
+            enabled |= on - without
+        if enabled != kinds:
+            problems.append(f"{spec.name} enables {enabled}, the table says {kinds}")
+    return problems
+
+
+def test_each_option_enables_exactly_the_moves_the_table_gives_it() -> None:
+    assert _option_problems() == []
+
+
+def test_an_encoding_that_ignores_an_option_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Encoding._enabled
+
+    def enabled(self: Encoding, kind: MoveKind) -> z3.BoolRef:
+        return TRUE if kind is MoveKind.TIMEOUT else original(self, kind)
+
+    monkeypatch.setattr(Encoding, "_enabled", enabled)
+    assert any("timeout" in problem for problem in _option_problems())
 
 
 def test_environments_go_through_the_z3_flags_and_back_without_losing_an_option() -> None:
@@ -252,3 +272,41 @@ def test_an_encoding_reads_options_by_name_only_from_the_table() -> None:
     assert set(dict.keys(enc.env)) == set(_all_names())
     with pytest.raises(KeyError):
         enc.env["reconnects"]
+
+
+# -- the walk compares what later steps read ----------------------------------------------
+
+
+def _first_disagreement(config: Config) -> str | None:
+    enc = Encoding(config, specialize=True, symmetry=False)
+    return next(disagreements(config, enc), None)
+
+
+_THREE_WAY_REPLACEMENT = Config(
+    VARIANTS_BY_NAME["three-way"], SCENARIOS_BY_NAME["replacement-first"], ALL
+)
+
+
+def test_the_walk_catches_a_step_that_writes_a_wrong_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _first_disagreement(_THREE_WAY_REPLACEMENT) is None
+
+    def set_base(self: Encoding, s: SymState, task: int, seen: Any) -> None:
+        for i, dropped in enumerate(self._drops(task)):
+            s.base[task, i] = dropped  # forgets what the request was built from
+
+    monkeypatch.setattr(Encoding, "_set_base", set_base)
+    found = _first_disagreement(_THREE_WAY_REPLACEMENT)
+    assert found is not None and "'base'" in found
+
+
+def test_the_walk_catches_a_wrong_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Encoding._answer
+
+    def answer(self: Encoding, s: SymState, slot: Any, rejected: z3.BoolRef) -> None:
+        before = s.abatch[()]
+        original(self, s, slot, rejected)
+        s.abatch[()] = before  # a batch never leaves the op FIFO
+
+    monkeypatch.setattr(Encoding, "_answer", answer)
+    found = _first_disagreement(_THREE_WAY_REPLACEMENT)
+    assert found is not None and "batches_in_flight" in found

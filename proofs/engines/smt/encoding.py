@@ -6,7 +6,7 @@ session kind, the scenario's items and server pool) by the same case analysis
 the model's own code performs in `model/moves.py`. Each task step below is the
 symbolic twin of the model function of the same name.
 
-State variables (one copy per BMC step; `docs/proofs.md` has the full table):
+State variables (one copy per BMC step; `schema` declares each family once):
 
 - the server conversation, the mirror, the local context, each task's request
   and copy: `SList`s (membership and precedence Booleans per item);

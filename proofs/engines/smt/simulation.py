@@ -248,6 +248,12 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
             if items[i] not in enc.config.call(t).drops and true(v.udel[t, i])
         ),
         "guards": [name for name in GUARDS if true(v.guard[name])],
+        # what a later step reads that the lists above do not show
+        "base": sorted(
+            (t, items[i]) for t in enc.tasks for i in range(enc.n) if true(v.base[t, i])
+        ),
+        "batches_in_flight": (num(v.diffs[()]) - num(v.abatch[()])) % 2**enc.lock_width,
+        "events_in_flight": (num(v.emitted[()]) - consumed) % 2**enc.seq_width,
     }
 
 
