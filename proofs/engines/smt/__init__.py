@@ -2,6 +2,8 @@
 
 - `symbolic`: folding connectives, item references, symbolic ordered lists
   (membership plus a precedence relation);
+- `schema`: the encoding's state variables, each family declared once, with typed
+  accessors;
 - `encoding`: the model's transition relation as z3 formulas, generated from the
   site, variant, environment and scenario data of a `model.Config`;
 - `simulation`: the abstraction function from model states to the encoding's

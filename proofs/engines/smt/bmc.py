@@ -38,12 +38,13 @@ import z3
 from attrs import evolve, frozen
 
 from model import Config, Environment, Invariant, Move, Violation, check
+from model.environment import OPTION_NAMES
 from proofs.engines.smt.encoding import GUARDS, Encoding, SymState
 from proofs.engines.smt.induction import check_inductive
 from proofs.engines.smt.reachset import reachable_invariant
 from proofs.engines.smt.simulation import reachable
 from proofs.engines.trace import Trace, replay
-from proofs.errors import EncodingMismatch
+from proofs.errors import EncodingMismatch, InternalError
 
 PROVED = "proved"
 COUNTEREXAMPLE = "counterexample"
@@ -312,12 +313,12 @@ def _prove_by_invariant(
 
 
 def _environment(flags: dict[str, bool]) -> Environment:
-    return Environment(
-        stale_copies=flags["stale-copies"],
-        server_items=flags["server-items"],
-        timeouts=flags["timeouts"],
-        rejections=flags["rejections"],
-    )
+    """The environment with the options `flags` turns on; every option (`model.OPTIONS`)
+    must be named, and an unknown one raises."""
+    unnamed = [name for name in OPTION_NAMES if name not in flags]
+    if unnamed:
+        raise InternalError(f"the z3 model names no value for the options {unnamed}")
+    return Environment.of(name for name, on in flags.items() if on)
 
 
 def _for_member(result: CellResult, config: Config) -> CellResult:

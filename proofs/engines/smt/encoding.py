@@ -6,7 +6,7 @@ session kind, the scenario's items and server pool) by the same case analysis
 the model's own code performs in `model/moves.py`. Each task step below is the
 symbolic twin of the model function of the same name.
 
-State variables (one copy per BMC step; `docs/proofs.md` has the full table):
+State variables (one copy per BMC step; `schema` declares each family once):
 
 - the server conversation, the mirror, the local context, each task's request
   and copy: `SList`s (membership and precedence Booleans per item);
@@ -32,7 +32,7 @@ to a task, op slot or pool item, and a branch of it), selected by a bit-vector
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import z3
@@ -51,7 +51,24 @@ from model import (
     RequestSource,
     State,
 )
-from model.environment import OPTION_NAMES, Environment
+from model.environment import OPTION_NAMES, OPTIONS, Environment
+from model.move_table import MOVES
+from proofs.engines.smt.schema import (
+    ACTIVITY,
+    KINDS,
+    LOCAL,
+    LOCKS,
+    MIRROR,
+    PC_WIDTH,
+    PROVIDER,
+    SERVER,
+    Dims,
+    Schema,
+    Values,
+    Vars,
+    copy_list,
+    request_list,
+)
 from proofs.engines.smt.symbolic import (
     FALSE,
     TRUE,
@@ -67,9 +84,7 @@ from proofs.engines.smt.symbolic import (
     mk_ite,
     mk_ult,
 )
-
-KINDS: tuple[OpKind, ...] = (OpKind.CREATE, OpKind.DELETE)
-_K = {OpKind.CREATE: "C", OpKind.DELETE: "D"}
+from proofs.errors import InternalError
 
 # op slot status (2 bits)
 UNSENT, SENT, ANSWERED, DONE = 0, 1, 2, 3
@@ -103,7 +118,6 @@ GUARDS: dict[str, str] = {
 #: declaration order, as a bit-vector (so the whole encoding is QF_BV and z3's
 #: incremental SAT-based bit-vector solver applies).
 PC_CODES: dict[Pc, int] = {pc: code for code, pc in enumerate(Pc)}
-PC_WIDTH = max(1, (len(PC_CODES) - 1).bit_length())
 _PC_VALUES = {pc: z3.BitVecVal(code, PC_WIDTH) for pc, code in PC_CODES.items()}
 
 
@@ -136,12 +150,8 @@ _CTX = z3.main_ctx()
 
 
 def _options(environment: Environment) -> dict[str, bool]:
-    return {
-        "stale-copies": environment.stale_copies,
-        "server-items": environment.server_items,
-        "timeouts": environment.timeouts,
-        "rejections": environment.rejections,
-    }
+    """Every option (`model.OPTIONS`) and whether it is on."""
+    return {spec.name: environment.on(spec.name) for spec in OPTIONS}
 
 
 #: Branches of a step: a label, the condition (over the step's start state) and
@@ -153,6 +163,20 @@ Paths = list[tuple[str, z3.BoolRef, "SymState"]]
 Built = tuple[z3.BoolRef, "Paths | SymState"]
 Builder = Callable[[], Built]
 Slot = tuple[int, OpKind, int]
+#: A move instance before it is built: its move, a finer name, and its builder.
+Named = tuple[Move, str, Builder]
+
+
+@frozen
+class PoolItem:
+    """An item of the server pool: its position in the pool and its item index."""
+
+    position: int
+    item: int
+
+
+#: What a move instance is about: a task, an op slot or a pool item.
+Subject = int | Slot | PoolItem
 
 
 def _when(cond: z3.BoolRef, paths: Paths, label: str) -> Paths:
@@ -173,8 +197,9 @@ class Instance:
     writes: frozenset[str] = frozenset()
 
 
-class SymState:
-    """A symbolic state: state variable names to z3 expressions."""
+class SymState(Vars[Any]):
+    """A symbolic state: state variable names to z3 expressions, read and written by
+    family (`s.pc[t]`, `s.pend[t, kind, i]`; see `schema.Vars`)."""
 
     __slots__ = ("enc", "reads", "vals")
 
@@ -187,35 +212,35 @@ class SymState:
     def copy(self) -> SymState:
         return SymState(self.enc, dict(self.vals), self.reads)
 
-    def __getitem__(self, name: str) -> Any:
+    def read(self, name: str) -> Any:
         if self.reads is not None:
             self.reads.add(name)
         return self.vals[name]
 
-    def __setitem__(self, name: str, value: Any) -> None:
+    def write(self, name: str, value: Any) -> None:
+        if name not in self.enc.schema.sorts:
+            raise InternalError(f"{name} is not a state variable of the schema")
         self.vals[name] = value
 
+    def __getitem__(self, name: str) -> Any:
+        return self.read(name)
+
     def lst(self, name: str) -> SList:
+        """The ordered list `name` (`schema.SERVER`, `schema.request_list(t)`, ...)."""
         enc = self.enc
-        if self.reads is not None:
-            self.reads.update(f"{name}.has.{i}" for i in range(enc.n))
-            self.reads.update(f"{name}.prec.{i}.{j}" for i, j in enc.pairs)
         return SList(
-            [self.vals[f"{name}.has.{i}"] for i in range(enc.n)],
-            {(i, j): self.vals[f"{name}.prec.{i}.{j}"] for i, j in enc.pairs},
+            [self.has[name, i] for i in range(enc.n)],
+            {(i, j): self.prec[name, (i, j)] for i, j in enc.pairs},
         )
 
     def set_lst(self, name: str, value: SList) -> None:
         for i in range(self.enc.n):
-            self.vals[f"{name}.has.{i}"] = value.has[i]
+            self.has[name, i] = value.has[i]
         for i, j in self.enc.pairs:
-            self.vals[f"{name}.prec.{i}.{j}"] = value.prec[(i, j)]
-
-    def pc(self, task: int) -> Any:
-        return self[f"T{task}.pc"]
+            self.prec[name, (i, j)] = value.prec[(i, j)]
 
     def pc_is(self, task: int, *pcs: Pc) -> z3.BoolRef:
-        return bor(mk_eq(self.pc(task), _pc(pc)) for pc in pcs)
+        return bor(mk_eq(self.pc[task], _pc(pc)) for pc in pcs)
 
     @staticmethod
     def ite(cond: z3.BoolRef, then: SymState, other: SymState) -> SymState:
@@ -271,8 +296,8 @@ class Encoding:
             if specialize
             else {name: z3.Bool(f"env.{name}") for name in OPTION_NAMES}
         )
-        self.schema: dict[str, z3.SortRef] = {}
-        self._declare()
+        #: Every state variable's name and sort, in declaration order (`schema.LAYOUT`).
+        self.schema = self._declare()
         self.cur = self.state("")
         self.instances: tuple[Instance, ...] = tuple(
             inst for inst in self._instances() if inst.guard is not FALSE
@@ -284,68 +309,30 @@ class Encoding:
 
     # -- variables ---------------------------------------------------------------
 
-    def _declare(self) -> None:
-        boolean = z3.BoolSort()
-        two = z3.BitVecSort(2)
-        seq = z3.BitVecSort(self.seq_width)
-        lock = z3.BitVecSort(self.lock_width)
-        lists = ["srv", "mir", "loc"]
-        for t in self.tasks:
-            lists += [f"T{t}.req", f"T{t}.copy"]
-        for name in lists:
-            for i in range(self.n):
-                self.schema[f"{name}.has.{i}"] = boolean
-            for i, j in self.pairs:
-                self.schema[f"{name}.prec.{i}.{j}"] = boolean
-        for t in self.tasks:
-            self.schema[f"T{t}.pc"] = z3.BitVecSort(PC_WIDTH)
-            self.schema[f"T{t}.bound"] = boolean
-            self.schema[f"T{t}.dseq"] = lock
-            for i, j in self.pairs:
-                self.schema[f"T{t}.bord.{i}.{j}"] = boolean
-            for i in range(self.n):
-                self.schema[f"T{t}.base.{i}"] = boolean
-                for kind in KINDS:
-                    self.schema[f"T{t}.pend.{_K[kind]}.{i}"] = boolean
-                self.schema[f"udel.T{t}.{i}"] = boolean
-        for name in ("al", "pl"):
-            self.schema[f"{name}.head"] = lock
-            self.schema[f"{name}.tail"] = lock
-            for t in self.tasks:
-                self.schema[f"{name}.tkt.{t}"] = lock
-                self.schema[f"{name}.q.{t}"] = boolean
-        for slot in self.slots:
-            key = self.slot_key(slot)
-            self.schema[f"{key}.st"] = two
-            self.schema[f"{key}.eseq"] = seq
-            self.schema[f"{key}.rej"] = boolean
-            self.schema[f"{key}.out"] = boolean
-            if slot[1] is OpKind.CREATE:
-                self.schema[f"{key}.after"] = self.refs.sort
-        for name in ("diffs", "abatch"):
-            self.schema[name] = lock
-        for name in ("emitted", "consumed"):
-            self.schema[name] = seq
-        for p in self.pool:
-            self.schema[f"pool.{p}.st"] = two
-            self.schema[f"pool.{p}.seq"] = seq
-            self.schema[f"pool.{p}.after"] = self.refs.sort
-            self.schema[f"pool.{p}.learned"] = boolean
-        for ghost in GHOSTS:
-            for i in range(self.n):
-                self.schema[f"{ghost}.{i}"] = boolean
-        for guard in GUARDS:
-            self.schema[guard] = boolean
-
-    @staticmethod
-    def slot_key(slot: tuple[int, OpKind, int]) -> str:
-        t, kind, i = slot
-        return f"op.T{t}.{_K[kind]}.{i}"
+    def _declare(self) -> Schema:
+        # make the sorts in the order they have always been made (see `schema`)
+        made = [z3.BoolSort(), z3.BitVecSort(2), z3.BitVecSort(self.seq_width)]
+        made.append(z3.BitVecSort(self.lock_width))
+        del made
+        return Schema(
+            Dims(
+                items=self.n,
+                tasks=self.tasks,
+                slots=self.slots,
+                pool=self.pool,
+                ghosts=GHOSTS,
+                guards=tuple(GUARDS),
+                lock_width=self.lock_width,
+                seq_width=self.seq_width,
+                ref_sort=self.refs.sort,
+            )
+        )
 
     def state(self, suffix: str) -> SymState:
         """Fresh variables for every state variable, named with the suffix."""
         return SymState(
-            self, {name: z3.Const(f"{name}{suffix}", sort) for name, sort in self.schema.items()}
+            self,
+            {name: z3.Const(f"{name}{suffix}", sort) for name, sort in self.schema.sorts.items()},
         )
 
     def selector(self, suffix: str) -> z3.BitVecRef:
@@ -359,69 +346,71 @@ class Encoding:
         index = self.items.index
         s = SymState(self, {})
         server = SList.of([index(i) for i in scenario.server], self.n)
-        s.set_lst("srv", server)
-        s.set_lst("mir", server)
-        s.set_lst("loc", SList.of([index(i) for i in scenario.initial_local], self.n))
+        s.set_lst(SERVER, server)
+        s.set_lst(MIRROR, server)
+        s.set_lst(LOCAL, SList.of([index(i) for i in scenario.initial_local], self.n))
         empty = SList.of([], self.n)
         seq0 = z3.BitVecVal(0, self.seq_width)
         lock0 = z3.BitVecVal(0, self.lock_width)
         no_ticket = z3.BitVecVal(2**self.lock_width - 1, self.lock_width)
         for t in self.tasks:
-            s.set_lst(f"T{t}.req", empty)
-            s.set_lst(f"T{t}.copy", empty)
-            s[f"T{t}.pc"] = _pc(Pc.IDLE)
-            s[f"T{t}.bound"] = FALSE
-            s[f"T{t}.dseq"] = lock0
+            s.set_lst(request_list(t), empty)
+            s.set_lst(copy_list(t), empty)
+            s.pc[t] = _pc(Pc.IDLE)
+            s.bound[t] = FALSE
+            s.dseq[t] = lock0
             for i, j in self.pairs:
-                s[f"T{t}.bord.{i}.{j}"] = FALSE
+                s.bord[t, (i, j)] = FALSE
             for i in range(self.n):
-                s[f"T{t}.base.{i}"] = FALSE
+                s.base[t, i] = FALSE
                 for kind in KINDS:
-                    s[f"T{t}.pend.{_K[kind]}.{i}"] = FALSE
-                s[f"udel.T{t}.{i}"] = FALSE
-        for name in ("al", "pl"):
-            s[f"{name}.head"] = lock0
-            s[f"{name}.tail"] = lock0
+                    s.pend[t, kind, i] = FALSE
+                s.udel[t, i] = FALSE
+        for name in LOCKS:
+            s.head[name] = lock0
+            s.tail[name] = lock0
             for t in self.tasks:
-                s[f"{name}.tkt.{t}"] = no_ticket
-                s[f"{name}.q.{t}"] = FALSE
+                s.ticket[name, t] = no_ticket
+                s.queued[name, t] = FALSE
         for slot in self.slots:
-            key = self.slot_key(slot)
-            s[f"{key}.st"] = _status(UNSENT)
-            s[f"{key}.eseq"] = seq0
-            s[f"{key}.rej"] = FALSE
-            s[f"{key}.out"] = FALSE
+            s.status[slot] = _status(UNSENT)
+            s.eseq[slot] = seq0
+            s.rejected[slot] = FALSE
+            s.outstanding[slot] = FALSE
             if slot[1] is OpKind.CREATE:
-                s[f"{key}.after"] = self.refs.val(None)
-        for name in ("diffs", "abatch"):
-            s[name] = lock0
-        for name in ("emitted", "consumed"):
-            s[name] = seq0
+                s.anchor[slot] = self.refs.val(None)
+        s.diffs[()] = lock0
+        s.abatch[()] = lock0
+        s.emitted[()] = seq0
+        s.consumed[()] = seq0
         for p in self.pool:
-            s[f"pool.{p}.st"] = _status(NOT_CREATED)
-            s[f"pool.{p}.seq"] = seq0
-            s[f"pool.{p}.after"] = self.refs.val(None)
-            s[f"pool.{p}.learned"] = FALSE
+            s.pool_status[p] = _status(NOT_CREATED)
+            s.pool_seq[p] = seq0
+            s.pool_anchor[p] = self.refs.val(None)
+            s.learned[p] = FALSE
         on_server = {index(i) for i in scenario.server}
         for i in range(self.n):
-            s[f"acked.{i}"] = const_bool(i in on_server)
-            s[f"reached.{i}"] = const_bool(i in on_server)
+            s.ghost["acked", i] = const_bool(i in on_server)
+            s.ghost["reached", i] = const_bool(i in on_server)
             for ghost in ("removed", "gone", "rec", "refused"):
-                s[f"{ghost}.{i}"] = FALSE
+                s.ghost[ghost, i] = FALSE
         for guard in GUARDS:
-            s[guard] = FALSE
+            s.guard[guard] = FALSE
+        missing = self.schema.missing(s.vals)
+        if missing:
+            raise InternalError(f"the initial state sets no value for {', '.join(missing)}")
         return s
 
     def init_formula(self, state: SymState) -> z3.BoolRef:
         initial = self.initial()
-        return band(mk_eq(state[name], initial[name]) for name in self.schema)
+        return band(mk_eq(state[name], initial[name]) for name in self.schema.sorts)
 
     # -- properties ----------------------------------------------------------------
 
     def at_rest(self, s: SymState) -> z3.BoolRef:
         return band(
-            mk_eq(s["abatch"], s["diffs"]),
-            mk_eq(s["consumed"], s["emitted"]),
+            mk_eq(s.abatch[()], s.diffs[()]),
+            mk_eq(s.consumed[()], s.emitted[()]),
             *(
                 bnot(s.pc_is(t, Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS))
                 for t in self.tasks
@@ -432,20 +421,20 @@ class Encoding:
         """The model's `check(state, config, invariant)` reports a violation."""
         if invariant is Invariant.NO_UNINTENDED_DELETE:
             return bor(
-                s[f"udel.T{t}.{i}"]
+                s.udel[t, i]
                 for t in self.tasks
                 for i in range(self.n)
                 if self.items[i] not in self.config.call(t).drops
             )
         lost = bor(
             band(
-                s[f"loc.has.{i}"],
-                bor(s[f"reached.{i}"], s[f"refused.{i}"]),
-                bnot(s[f"srv.has.{i}"]),
+                s.has[LOCAL, i],
+                bor(s.ghost["reached", i], s.ghost["refused", i]),
+                bnot(s.has[SERVER, i]),
             )
             for i in range(self.n)
         )
-        back = bor(band(s[f"rec.{i}"], s[f"srv.has.{i}"]) for i in range(self.n))
+        back = bor(band(s.ghost["rec", i], s.has[SERVER, i]) for i in range(self.n))
         return band(self.at_rest(s), bor(lost, back))
 
     def inexact(self, s: SymState) -> z3.BoolRef:
@@ -482,10 +471,10 @@ class Encoding:
 
     def _set_base(self, s: SymState, task: int, seen: Sequence[z3.BoolRef]) -> None:
         for i, (saw, dropped) in enumerate(zip(seen, self._drops(task), strict=True)):
-            s[f"T{task}.base.{i}"] = bor(saw, dropped)
+            s.base[task, i] = bor(saw, dropped)
 
     def _set_pc(self, s: SymState, task: int, pc: Pc) -> None:
-        s[f"T{task}.pc"] = _pc(pc)
+        s.pc[task] = _pc(pc)
 
     # A lock is a ticket dispenser: `tail` is the next ticket, `head` the ticket
     # being served; a queued task holds a ticket, and owns the lock when its ticket
@@ -493,43 +482,43 @@ class Encoding:
     # the width, which holds more tickets than there are tasks.
 
     def _owner(self, s: SymState, lock: str, task: int) -> z3.BoolRef:
-        return band(s[f"{lock}.q.{task}"], mk_eq(s[f"{lock}.tkt.{task}"], s[f"{lock}.head"]))
+        return band(s.queued[lock, task], mk_eq(s.ticket[lock, task], s.head[lock]))
 
     def _take(self, s: SymState, lock: str, task: int) -> z3.BoolRef:
         """Queue for the lock; true when it was free (the task owns it at once)."""
-        free = mk_eq(s[f"{lock}.head"], s[f"{lock}.tail"])
-        s[f"{lock}.tkt.{task}"] = s[f"{lock}.tail"]
-        s[f"{lock}.q.{task}"] = TRUE
-        s[f"{lock}.tail"] = mk_inc(s[f"{lock}.tail"])
+        free = mk_eq(s.head[lock], s.tail[lock])
+        s.ticket[lock, task] = s.tail[lock]
+        s.queued[lock, task] = TRUE
+        s.tail[lock] = mk_inc(s.tail[lock])
         return free
 
     def _release_if_owner(self, s: SymState, lock: str, task: int) -> None:
         owner = self._owner(s, lock, task)
-        head = s[f"{lock}.head"]
-        s[f"{lock}.head"] = ite(owner, mk_inc(head), head)
-        s[f"{lock}.q.{task}"] = band(s[f"{lock}.q.{task}"], bnot(owner))
+        head = s.head[lock]
+        s.head[lock] = ite(owner, mk_inc(head), head)
+        s.queued[lock, task] = band(s.queued[lock, task], bnot(owner))
 
     def _call(self, s: SymState, task: int, from_copy: bool) -> Paths:
         s = s.copy()
         site = self.config.site(task)
         update = self.config.local_update(task)
         if site.request is RequestSource.CALLER_COPY:
-            copy = s.lst(f"T{task}.copy") if from_copy else s.lst("loc")
+            copy = s.lst(copy_list(task)) if from_copy else s.lst(LOCAL)
             requested = self._apply(copy, task)
             self._set_base(s, task, copy.has)
             if update is LocalUpdate.REPLACE:
                 self._replace_local(s, requested)
-                s[f"T{task}.bound"] = TRUE
+                s.bound[task] = TRUE
             else:
-                s.set_lst(f"T{task}.req", requested)
+                s.set_lst(request_list(task), requested)
         elif site.request is RequestSource.LOCAL_CONTEXT:
-            s[f"T{task}.bound"] = TRUE
+            s.bound[task] = TRUE
         if update is LocalUpdate.BEFORE_PUSH:
-            s.set_lst("loc", self._apply(s.lst("loc"), task))
+            s.set_lst(LOCAL, self._apply(s.lst(LOCAL), task))
         if site.request is RequestSource.LOCAL_CONTEXT:
-            self._set_base(s, task, s.lst("loc").has)
+            self._set_base(s, task, s.lst(LOCAL).has)
         if self.config.locks(task):
-            free = self._take(s, "al", task)
+            free = self._take(s, ACTIVITY, task)
             waiting = s.copy()
             self._set_pc(waiting, task, Pc.WAIT_ACTIVITY)
             return [
@@ -539,24 +528,24 @@ class Encoding:
         return self._snapshot(s, task)
 
     def _replace_local(self, s: SymState, local: SList) -> None:
-        old = s.lst("loc")
+        old = s.lst(LOCAL)
         for t in self.tasks:
-            held = band(s[f"T{t}.bound"], s.pc_is(t, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER))
+            held = band(s.bound[t], s.pc_is(t, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER))
             if held is FALSE:
                 continue
-            s[f"T{t}.bound"] = band(s[f"T{t}.bound"], bnot(held))
-            s.set_lst(f"T{t}.req", SList.ite(held, old, s.lst(f"T{t}.req")))
-        s.set_lst("loc", local)
+            s.bound[t] = band(s.bound[t], bnot(held))
+            s.set_lst(request_list(t), SList.ite(held, old, s.lst(request_list(t))))
+        s.set_lst(LOCAL, local)
 
     def _snapshot(self, s: SymState, task: int) -> Paths:
         s = s.copy()
         if self.config.site(task).request is RequestSource.MIRROR_SNAPSHOT:
-            mirror = s.lst("mir")
-            s.set_lst(f"T{task}.req", self._apply(mirror, task))
+            mirror = s.lst(MIRROR)
+            s.set_lst(request_list(task), self._apply(mirror, task))
             self._set_base(s, task, mirror.has)
         if self.three_way:
             return self._diff_and_send(s, task)
-        free = self._take(s, "pl", task)
+        free = self._take(s, PROVIDER, task)
         waiting = s.copy()
         self._set_pc(waiting, task, Pc.WAIT_PROVIDER)
         return [
@@ -570,40 +559,37 @@ class Encoding:
         it, or the mirror's when there is none."""
         creates = [(t, OpKind.CREATE, i) for t in self.tasks]
         deletes = [(t, OpKind.DELETE, i) for t in self.tasks]
-        touched = bor(s[f"{self.slot_key(slot)}.out"] for slot in creates + deletes)
+        touched = bor(s.outstanding[slot] for slot in creates + deletes)
         last_create = bor(
             band(
-                s[f"{self.slot_key(c)}.out"],
-                *(
-                    bor(bnot(s[f"{self.slot_key(d)}.out"]), self._sent_before(s, d, c))
-                    for d in deletes
-                ),
+                s.outstanding[c],
+                *(bor(bnot(s.outstanding[d]), self._sent_before(s, d, c)) for d in deletes),
             )
             for c in creates
         )
-        return ite(touched, last_create, s[f"mir.has.{i}"])
+        return ite(touched, last_create, s.has[MIRROR, i])
 
     def _touched(self, s: SymState, i: int) -> z3.BoolRef:
-        return bor(s[f"{self.slot_key((t, kind, i))}.out"] for t in self.tasks for kind in KINDS)
+        return bor(s.outstanding[(t, kind, i)] for t in self.tasks for kind in KINDS)
 
     def _diff_and_send(self, s: SymState, task: int) -> Paths:
         s = s.copy()
         n = self.n
-        bound = s[f"T{task}.bound"]
-        request = SList.ite(bound, s.lst("loc"), s.lst(f"T{task}.req"))
-        mirror = s.lst("mir")
+        bound = s.bound[task]
+        request = SList.ite(bound, s.lst(LOCAL), s.lst(request_list(task)))
+        mirror = s.lst(MIRROR)
         refs = self.refs
         if self.three_way:
-            base = [s[f"T{task}.base.{i}"] for i in range(n)]
+            base = [s.base[task, i] for i in range(n)]
             gone = [
                 bor(
-                    s[f"gone.{i}"],
-                    *(s[f"{self.slot_key((t, OpKind.DELETE, i))}.out"] for t in self.tasks),
+                    s.ghost["gone", i],
+                    *(s.outstanding[(t, OpKind.DELETE, i)] for t in self.tasks),
                 )
                 for i in range(n)
             ]
             request = request.filter([bnot(band(gone[i], base[i])) for i in range(n)])
-            s.set_lst("loc", SList.ite(bound, request, s.lst("loc")))
+            s.set_lst(LOCAL, SList.ite(bound, request, s.lst(LOCAL)))
             expected = [self._expected_has(s, i) for i in range(n)]
             wanted = request.has
             deletes = [band(expected[i], base[i], bnot(wanted[i])) for i in range(n)]
@@ -614,7 +600,7 @@ class Encoding:
                 bor(band(deletes[i], deletes[j]) for i in range(n) for j in range(n) if i < j),
                 bor(band(deletes[i], self._touched(s, i)) for i in range(n)),
             )
-            s["guard.order"] = bor(s["guard.order"], ambiguous)
+            s.guard["guard.order"] = bor(s.guard["guard.order"], ambiguous)
         else:
             deletes = [band(mirror.has[i], bnot(request.has[i])) for i in range(n)]
             creates = [band(request.has[i], bnot(mirror.has[i])) for i in range(n)]
@@ -629,10 +615,10 @@ class Encoding:
                 )
                 for i, j in self.pairs
             )
-            s["guard.lcs"] = bor(s["guard.lcs"], conflict)
+            s.guard["guard.lcs"] = bor(s.guard["guard.lcs"], conflict)
         # the batch: deletes first in mirror order, then creates in request order
         for i, j in self.pairs:
-            s[f"T{task}.bord.{i}.{j}"] = bor(
+            s.bord[task, (i, j)] = bor(
                 band(deletes[i], deletes[j], mirror.before(i, j)),
                 band(creates[i], creates[j], request.before(i, j)),
                 band(deletes[i], creates[j]),
@@ -641,50 +627,46 @@ class Encoding:
         for i in range(n):
             for kind, chosen in ((OpKind.DELETE, deletes[i]), (OpKind.CREATE, creates[i])):
                 if chosen is FALSE:
-                    s[f"T{task}.pend.{_K[kind]}.{i}"] = FALSE
+                    s.pend[task, kind, i] = FALSE
                     continue
-                key = self.slot_key((task, kind, i))
+                slot = (task, kind, i)
                 if kind is OpKind.CREATE:
-                    s[f"{key}.after"] = ite(
-                        chosen, request.pred(i, anchors, refs), s[f"{key}.after"]
-                    )
-                s[f"{key}.st"] = ite(chosen, _status(SENT), s[f"{key}.st"])
+                    s.anchor[slot] = ite(chosen, request.pred(i, anchors, refs), s.anchor[slot])
+                s.status[slot] = ite(chosen, _status(SENT), s.status[slot])
                 if self.three_way:
-                    s[f"{key}.out"] = bor(s[f"{key}.out"], chosen)
-                s[f"T{task}.pend.{_K[kind]}.{i}"] = chosen
+                    s.outstanding[slot] = bor(s.outstanding[slot], chosen)
+                s.pend[task, kind, i] = chosen
                 if not self.three_way:
                     clash += [
-                        band(chosen, s[f"T{other}.pend.{_K[kind]}.{i}"])
+                        band(chosen, s.pend[other, kind, i])
                         for other in self.tasks
                         if other != task
                     ]
             if self.items[i] not in self.config.call(task).drops:
-                s[f"udel.T{task}.{i}"] = bor(
-                    s[f"udel.T{task}.{i}"], band(deletes[i], s[f"acked.{i}"])
-                )
-        s["guard.assert"] = bor(s["guard.assert"], *clash)
+                s.udel[task, i] = bor(s.udel[task, i], band(deletes[i], s.ghost["acked", i]))
+        s.guard["guard.assert"] = bor(s.guard["guard.assert"], *clash)
         some_ops = bor(deletes + creates)
         self._set_pc(s, task, Pc.WAIT_ACKS)
         quiet = self._finish(s, task, Pc.DONE)
-        s[f"T{task}.dseq"] = s["diffs"]
-        s["diffs"] = mk_inc(s["diffs"])
+        s.dseq[task] = s.diffs[()]
+        s.diffs[()] = mk_inc(s.diffs[()])
         return [(", sends ops", some_ops, s), (", nothing to send", bnot(some_ops), quiet)]
 
     def _finish(self, s: SymState, task: int, pc: Pc) -> SymState:
         s = s.copy()
-        self._release_if_owner(s, "pl", task)
-        self._release_if_owner(s, "al", task)
+        self._release_if_owner(s, PROVIDER, task)
+        self._release_if_owner(s, ACTIVITY, task)
         if self.config.local_update(task) is LocalUpdate.AFTER_PUSH:
             adds = self.config.call(task).adds
-            s.set_lst("loc", s.lst("loc").upsert(self.items.index(item) for item in adds))
+            s.set_lst(LOCAL, s.lst(LOCAL).upsert(self.items.index(item) for item in adds))
         self._set_pc(s, task, pc)
         for i in range(self.n):
             for kind in KINDS:
-                s[f"T{task}.pend.{_K[kind]}.{i}"] = FALSE
+                s.pend[task, kind, i] = FALSE
         return s
 
     def _pending_any(self, s: SymState, task: int) -> z3.BoolRef:
-        return bor(s[f"T{task}.pend.{_K[kind]}.{i}"] for kind in KINDS for i in range(self.n))
+        return bor(s.pend[task, kind, i] for kind in KINDS for i in range(self.n))
 
     # -- environment steps ---------------------------------------------------------
 
@@ -696,19 +678,19 @@ class Encoding:
         Batch numbers are compared as distances back from the next one (`diffs`), so
         the order is right modulo the width too."""
         if a[0] != b[0]:
-            diffs = s["diffs"]
-            return mk_ult(_sub(s[f"T{a[0]}.dseq"], diffs), _sub(s[f"T{b[0]}.dseq"], diffs))
+            diffs = s.diffs[()]
+            return mk_ult(_sub(s.dseq[a[0]], diffs), _sub(s.dseq[b[0]], diffs))
         if a[2] == b[2]:
             return FALSE  # one batch never holds two ops on one item
         return self._batch_before(s, a[0], a[2], b[2])
 
     def _batch_before(self, s: SymState, task: int, i: int, j: int) -> z3.BoolRef:
         if i < j:
-            return s[f"T{task}.bord.{i}.{j}"]
-        return bnot(s[f"T{task}.bord.{j}.{i}"])
+            return s.bord[task, (i, j)]
+        return bnot(s.bord[task, (j, i)])
 
     def _in_flight(self, s: SymState, slot: tuple[int, OpKind, int]) -> z3.BoolRef:
-        return mk_eq(s[f"{self.slot_key(slot)}.st"], _status(SENT))
+        return mk_eq(s.status[slot], _status(SENT))
 
     def _head_op(self, s: SymState, slot: tuple[int, OpKind, int]) -> z3.BoolRef:
         """The op is the head of the op FIFO: its batch is the oldest with ops in
@@ -716,7 +698,7 @@ class Encoding:
         t, _, i = slot
         return band(
             self._in_flight(s, slot),
-            mk_eq(s[f"T{t}.dseq"], s["abatch"]),
+            mk_eq(s.dseq[t], s.abatch[()]),
             *(
                 bnot(band(self._in_flight(s, other), self._batch_before(s, t, other[2], i)))
                 for other in self.slots
@@ -725,7 +707,6 @@ class Encoding:
         )
 
     def _answer(self, s: SymState, slot: tuple[int, OpKind, int], rejected: z3.BoolRef) -> None:
-        key = self.slot_key(slot)
         last = bnot(
             bor(
                 self._in_flight(s, other)
@@ -733,36 +714,35 @@ class Encoding:
                 if other[0] == slot[0] and other != slot
             )
         )
-        s["abatch"] = ite(last, mk_inc(s["abatch"]), s["abatch"])
-        s[f"{key}.st"] = _status(ANSWERED)
-        s[f"{key}.eseq"] = s["emitted"]
-        s[f"{key}.rej"] = rejected
-        s["emitted"] = mk_inc(s["emitted"])
+        s.abatch[()] = ite(last, mk_inc(s.abatch[()]), s.abatch[()])
+        s.status[slot] = _status(ANSWERED)
+        s.eseq[slot] = s.emitted[()]
+        s.rejected[slot] = rejected
+        s.emitted[()] = mk_inc(s.emitted[()])
 
     def _server_apply(self, s: SymState, slot: tuple[int, OpKind, int]) -> SymState:
         s = s.copy()
         _, kind, i = slot
-        key = self.slot_key(slot)
-        server = s.lst("srv")
+        server = s.lst(SERVER)
         if kind is OpKind.DELETE:
             rejected = bnot(server.has[i])
-            s.set_lst("srv", SList.ite(rejected, server, server.remove(i)))
-            s[f"removed.{i}"] = bor(s[f"removed.{i}"], bnot(rejected))
+            s.set_lst(SERVER, SList.ite(rejected, server, server.remove(i)))
+            s.ghost["removed", i] = bor(s.ghost["removed", i], bnot(rejected))
         else:
-            after = s[f"{key}.after"]
+            after = s.anchor[slot]
             orphan = band(
                 bnot(self.refs.is_(after, None)), bnot(self.refs.select(after, server.has))
             )
             rejected = bor(server.has[i], orphan)
-            removed = [s[f"removed.{j}"] for j in range(self.n)]
-            s[f"refused.{i}"] = bor(
-                s[f"refused.{i}"],
+            removed = [s.ghost["removed", j] for j in range(self.n)]
+            s.ghost["refused", i] = bor(
+                s.ghost["refused", i],
                 band(bnot(server.has[i]), orphan, self.refs.select(after, removed)),
             )
             placed = server.insert_after(i, after, self.refs)
-            s.set_lst("srv", SList.ite(rejected, server, placed))
-            s[f"reached.{i}"] = bor(s[f"reached.{i}"], bnot(rejected))
-            s[f"rec.{i}"] = bor(s[f"rec.{i}"], band(bnot(rejected), s[f"removed.{i}"]))
+            s.set_lst(SERVER, SList.ite(rejected, server, placed))
+            s.ghost["reached", i] = bor(s.ghost["reached", i], bnot(rejected))
+            s.ghost["rec", i] = bor(s.ghost["rec", i], band(bnot(rejected), s.ghost["removed", i]))
         self._answer(s, slot, rejected)
         return s
 
@@ -774,57 +754,55 @@ class Encoding:
     def _client_apply(self, s: SymState, slot: tuple[int, OpKind, int]) -> SymState:
         s = s.copy()
         _, kind, i = slot
-        key = self.slot_key(slot)
-        s["consumed"] = mk_inc(s["consumed"])
-        s[f"{key}.st"] = _status(DONE)
-        applied = bnot(s[f"{key}.rej"])
-        mirror = s.lst("mir")
+        s.consumed[()] = mk_inc(s.consumed[()])
+        s.status[slot] = _status(DONE)
+        applied = bnot(s.rejected[slot])
+        mirror = s.lst(MIRROR)
         if kind is OpKind.CREATE:
-            inserted = mirror.insert_after(i, s[f"{key}.after"], self.refs)
-            s.set_lst("mir", SList.ite(band(applied, bnot(mirror.has[i])), inserted, mirror))
-            s[f"acked.{i}"] = bor(s[f"acked.{i}"], applied)
+            inserted = mirror.insert_after(i, s.anchor[slot], self.refs)
+            s.set_lst(MIRROR, SList.ite(band(applied, bnot(mirror.has[i])), inserted, mirror))
+            s.ghost["acked", i] = bor(s.ghost["acked", i], applied)
         else:
-            s.set_lst("mir", SList.ite(applied, mirror.remove(i), mirror))
+            s.set_lst(MIRROR, SList.ite(applied, mirror.remove(i), mirror))
             if self.three_way:
-                s[f"gone.{i}"] = bor(s[f"gone.{i}"], applied)
+                s.ghost["gone", i] = bor(s.ghost["gone", i], applied)
         # resolve the ack: the mirror-diff session resolves an added or deleted
         # (kind, item) in every task waiting for it, a rejection only in the op's
         # own task; the three-way session always only in the op's own task
         for t in self.tasks if not self.three_way else (slot[0],):
-            name = f"T{t}.pend.{_K[kind]}.{i}"
             resolves = s.pc_is(t, Pc.WAIT_ACKS)
             if t != slot[0]:
                 resolves = band(resolves, applied)
-            s[name] = band(s[name], bnot(resolves))
+            s.pend[t, kind, i] = band(s.pend[t, kind, i], bnot(resolves))
         # the op leaves the expected view (a task sends one op per (kind, item))
-        s[f"{key}.out"] = FALSE
+        s.outstanding[slot] = FALSE
         return s
 
     def _client_apply_pool(self, s: SymState, p: int) -> SymState:
         s = s.copy()
-        s["consumed"] = mk_inc(s["consumed"])
-        s[f"pool.{p}.st"] = _status(CONSUMED)
-        mirror = s.lst("mir")
-        inserted = mirror.insert_after(p, s[f"pool.{p}.after"], self.refs)
-        s.set_lst("mir", SList.ite(mirror.has[p], mirror, inserted))
-        s[f"acked.{p}"] = TRUE
+        s.consumed[()] = mk_inc(s.consumed[()])
+        s.pool_status[p] = _status(CONSUMED)
+        mirror = s.lst(MIRROR)
+        inserted = mirror.insert_after(p, s.pool_anchor[p], self.refs)
+        s.set_lst(MIRROR, SList.ite(mirror.has[p], mirror, inserted))
+        s.ghost["acked", p] = TRUE
         return s
 
     def _model_creates(self, s: SymState, p: int) -> SymState:
         s = s.copy()
-        server = s.lst("srv")
-        s[f"pool.{p}.after"] = server.last(self.refs)
-        s.set_lst("srv", server.append(p))
-        s[f"reached.{p}"] = TRUE
-        s[f"pool.{p}.st"] = _status(IN_FLIGHT)
-        s[f"pool.{p}.seq"] = s["emitted"]
-        s["emitted"] = mk_inc(s["emitted"])
+        server = s.lst(SERVER)
+        s.pool_anchor[p] = server.last(self.refs)
+        s.set_lst(SERVER, server.append(p))
+        s.ghost["reached", p] = TRUE
+        s.pool_status[p] = _status(IN_FLIGHT)
+        s.pool_seq[p] = s.emitted[()]
+        s.emitted[()] = mk_inc(s.emitted[()])
         return s
 
     def _learn(self, s: SymState, p: int) -> SymState:
         s = s.copy()
-        s.set_lst("loc", s.lst("loc").upsert([p]))
-        s[f"pool.{p}.learned"] = TRUE
+        s.set_lst(LOCAL, s.lst(LOCAL).upsert([p]))
+        s.learned[p] = TRUE
         return s
 
     # -- the move instances --------------------------------------------------------
@@ -844,14 +822,31 @@ class Encoding:
                     move, name + label, band(guard, cond), effect, frozenset(reads), writes
                 )
 
-    def _builders(self) -> Iterator[tuple[Move, str, Builder]]:
+    def _builders(self) -> Iterator[Named]:
         """Every move instance: its move, a finer name, and how to build its guard and
-        effect from the template state `cur` (called at once, in order)."""
+        effect from the template state `cur` (called at once, in order).
+
+        Each subject (a task, an op slot, a pool item) gets the instances of its move
+        kinds (`SUBJECT_MOVES`) from that kind's handler (`BUILDERS`)."""
+        subjects: tuple[tuple[str, Sequence[Subject]], ...] = (
+            ("task", self.tasks),
+            ("op", self.slots),
+            ("pool", tuple(PoolItem(position, p) for position, p in enumerate(self.pool))),
+        )
+        for category, members in subjects:
+            for subject in members:
+                for kind in SUBJECT_MOVES[category]:
+                    yield from builder(kind)(self, subject)
+
+    def _task_moves(self, kind: MoveKind, subject: Subject) -> Iterator[Named]:
+        assert isinstance(subject, int), subject
+        t = subject
         partial = functools.partial
-        for t in self.tasks:
-            copy_site = self.config.site(t).request is RequestSource.CALLER_COPY
+        copy_site = self.config.site(t).request is RequestSource.CALLER_COPY
+        if kind is MoveKind.COPY:
             if copy_site:
                 yield Move(MoveKind.COPY, t), f"copy T{t}", partial(self._b_copy, t)
+        elif kind is MoveKind.CALL:
             yield Move(MoveKind.CALL, t), f"call T{t}", partial(self._b_call, t, copy_site)
             if copy_site:
                 yield (
@@ -859,6 +854,7 @@ class Encoding:
                     f"call T{t} (from its copy)",
                     partial(self._b_call_copied, t),
                 )
+        elif kind is MoveKind.WAKE:
             if self.config.locks(t):
                 yield (
                     Move(MoveKind.WAKE, t),
@@ -871,55 +867,69 @@ class Encoding:
                     f"wake T{t} (provider lock)",
                     partial(self._b_wake_provider, t),
                 )
+        elif kind is MoveKind.RESUME:
             yield Move(MoveKind.RESUME, t), f"resume T{t}", partial(self._b_resume, t)
+        elif kind is MoveKind.TIMEOUT:
             yield Move(MoveKind.TIMEOUT, t), f"timeout T{t}", partial(self._b_timeout, t)
-        for slot in self.slots:
-            t, kind, i = slot
-            label = f"T{t}'s {kind.value} {self.items[i]}"
-            item = self.items[i]
+        else:
+            raise InternalError(f"no task move of kind {kind.value} in the z3 encoding")
+
+    def _op_moves(self, kind: MoveKind, subject: Subject) -> Iterator[Named]:
+        assert isinstance(subject, tuple), subject
+        slot = subject
+        t, op, i = slot
+        label = f"T{t}'s {op.value} {self.items[i]}"
+        move = Move(kind, t, self.items[i])
+        partial = functools.partial
+        if kind is MoveKind.SERVER_APPLY:
+            yield move, f"server applies {label}", partial(self._b_server_apply, slot)
+        elif kind is MoveKind.SERVER_REJECT:
+            yield move, f"server rejects {label}", partial(self._b_server_reject, slot)
+        elif kind is MoveKind.CLIENT_APPLY:
             yield (
-                Move(MoveKind.SERVER_APPLY, t, item),
-                f"server applies {label}",
-                partial(self._b_server_apply, slot),
-            )
-            yield (
-                Move(MoveKind.SERVER_REJECT, t, item),
-                f"server rejects {label}",
-                partial(self._b_server_reject, slot),
-            )
-            yield (
-                Move(MoveKind.CLIENT_APPLY, t, item),
+                move,
                 f"session receives the answer to {label}",
                 partial(self._b_client_apply, slot),
             )
-        for position, p in enumerate(self.pool):
-            item = self.items[p]
-            earlier = self.pool[position - 1] if position else None
+        else:
+            raise InternalError(f"no op move of kind {kind.value} in the z3 encoding")
+
+    def _pool_moves(self, kind: MoveKind, subject: Subject) -> Iterator[Named]:
+        assert isinstance(subject, PoolItem), subject
+        p = subject.item
+        item = self.items[p]
+        move = Move(kind, None, item)
+        partial = functools.partial
+        if kind is MoveKind.MODEL_CREATES:
+            earlier = self.pool[subject.position - 1] if subject.position else None
+            yield move, f"model creates {item}", partial(self._b_model_creates, p, earlier)
+        elif kind is MoveKind.LEARN:
+            yield move, f"local learns {item}", partial(self._b_learn, p)
+        elif kind is MoveKind.CLIENT_APPLY:
             yield (
-                Move(MoveKind.MODEL_CREATES, None, item),
-                f"model creates {item}",
-                partial(self._b_model_creates, p, earlier),
-            )
-            yield (
-                Move(MoveKind.LEARN, None, item),
-                f"local learns {item}",
-                partial(self._b_learn, p),
-            )
-            yield (
-                Move(MoveKind.CLIENT_APPLY, None, item),
+                move,
                 f"session receives the model's {item}",
                 partial(self._b_client_apply_pool, p),
             )
+        else:
+            raise InternalError(f"no pool move of kind {kind.value} in the z3 encoding")
+
+    def _enabled(self, kind: MoveKind) -> z3.BoolRef:
+        """The environment option that enables moves of `kind` (`model.MOVES`)."""
+        option = MOVES[kind].option
+        if option is None:
+            raise InternalError(f"moves of kind {kind.value} need no environment option")
+        return self.env[option]
 
     def _stale(self, task: int) -> z3.BoolRef:
         copy_site = self.config.site(task).request is RequestSource.CALLER_COPY
-        return self.env["stale-copies"] if copy_site else FALSE
+        return self._enabled(MoveKind.COPY) if copy_site else FALSE
 
     def _b_copy(self, t: int) -> Built:
         s = self.cur
         copied = s.copy()
         self._set_pc(copied, t, Pc.COPIED)
-        copied.set_lst(f"T{t}.copy", s.lst("loc"))
+        copied.set_lst(copy_list(t), s.lst(LOCAL))
         return band(self._stale(t), s.pc_is(t, Pc.IDLE), self._twin_started(t)), copied
 
     def _b_call(self, t: int, copy_site: bool) -> Built:
@@ -937,12 +947,12 @@ class Encoding:
 
     def _b_wake_activity(self, t: int) -> Built:
         s = self.cur
-        guard = band(s.pc_is(t, Pc.WAIT_ACTIVITY), self._owner(s, "al", t))
+        guard = band(s.pc_is(t, Pc.WAIT_ACTIVITY), self._owner(s, ACTIVITY, t))
         return guard, self._snapshot(s, t)
 
     def _b_wake_provider(self, t: int) -> Built:
         s = self.cur
-        guard = band(s.pc_is(t, Pc.WAIT_PROVIDER), self._owner(s, "pl", t))
+        guard = band(s.pc_is(t, Pc.WAIT_PROVIDER), self._owner(s, PROVIDER, t))
         return guard, self._diff_and_send(s, t)
 
     def _b_resume(self, t: int) -> Built:
@@ -952,48 +962,49 @@ class Encoding:
 
     def _b_timeout(self, t: int) -> Built:
         s = self.cur
-        guard = band(self.env["timeouts"], s.pc_is(t, Pc.WAIT_ACKS), self._pending_any(s, t))
+        guard = band(
+            self._enabled(MoveKind.TIMEOUT), s.pc_is(t, Pc.WAIT_ACKS), self._pending_any(s, t)
+        )
         return guard, self._finish(s, t, Pc.FAILED)
 
     def _b_server_apply(self, slot: Slot) -> Built:
         return self._head_op(self.cur, slot), self._server_apply(self.cur, slot)
 
     def _b_server_reject(self, slot: Slot) -> Built:
-        guard = band(self.env["rejections"], self._head_op(self.cur, slot))
+        guard = band(self._enabled(MoveKind.SERVER_REJECT), self._head_op(self.cur, slot))
         return guard, self._server_reject(self.cur, slot)
 
     def _b_client_apply(self, slot: Slot) -> Built:
         s = self.cur
-        key = self.slot_key(slot)
-        guard = band(
-            mk_eq(s[f"{key}.st"], _status(ANSWERED)), mk_eq(s[f"{key}.eseq"], s["consumed"])
-        )
+        guard = band(mk_eq(s.status[slot], _status(ANSWERED)), mk_eq(s.eseq[slot], s.consumed[()]))
         return guard, self._client_apply(s, slot)
 
     def _b_model_creates(self, p: int, earlier: int | None) -> Built:
         s = self.cur
         previous = (
-            TRUE if earlier is None else bnot(mk_eq(s[f"pool.{earlier}.st"], _status(NOT_CREATED)))
+            TRUE if earlier is None else bnot(mk_eq(s.pool_status[earlier], _status(NOT_CREATED)))
         )
         guard = band(
-            self.env["server-items"], mk_eq(s[f"pool.{p}.st"], _status(NOT_CREATED)), previous
+            self._enabled(MoveKind.MODEL_CREATES),
+            mk_eq(s.pool_status[p], _status(NOT_CREATED)),
+            previous,
         )
         return guard, self._model_creates(s, p)
 
     def _b_learn(self, p: int) -> Built:
         s = self.cur
         guard = band(
-            self.env["server-items"],
-            bnot(mk_eq(s[f"pool.{p}.st"], _status(NOT_CREATED))),
-            s[f"acked.{p}"],
-            bnot(s[f"pool.{p}.learned"]),
+            self._enabled(MoveKind.LEARN),
+            bnot(mk_eq(s.pool_status[p], _status(NOT_CREATED))),
+            s.ghost["acked", p],
+            bnot(s.learned[p]),
         )
         return guard, self._learn(s, p)
 
     def _b_client_apply_pool(self, p: int) -> Built:
         s = self.cur
         guard = band(
-            mk_eq(s[f"pool.{p}.st"], _status(IN_FLIGHT)), mk_eq(s[f"pool.{p}.seq"], s["consumed"])
+            mk_eq(s.pool_status[p], _status(IN_FLIGHT)), mk_eq(s.pool_seq[p], s.consumed[()])
         )
         return guard, self._client_apply_pool(s, p)
 
@@ -1034,8 +1045,8 @@ class Encoding:
     def transition(self, cur: SymState, nxt: SymState, selector: z3.BitVecRef) -> list[z3.BoolRef]:
         """Constraints saying: move number `selector` takes `cur` to `nxt`."""
         template = self.template
-        pairs = [(self.cur[name], cur[name]) for name in self.schema]
-        pairs += [(self.nxt[name], nxt[name]) for name in self.schema]
+        pairs = [(self.cur[name], cur[name]) for name in self.schema.sorts]
+        pairs += [(self.nxt[name], nxt[name]) for name in self.schema.sorts]
         pairs.append((self._mv, selector))
         return [z3.substitute(z3.And(*template), *pairs)]
 
@@ -1060,7 +1071,7 @@ class Encoding:
             for index, inst in enumerate(self.instances)
             if inst.guard is not TRUE
         ]
-        for name in self.schema:
+        for name in self.schema.sorts:
             old = self.cur[name]
             # instances that write the same value share one branch (z3 terms are
             # hash-consed, so equal values have equal ids)
@@ -1108,9 +1119,8 @@ class Encoding:
         to_client = []
         for slot in self.slots:
             t, kind, i = slot
-            key = self.slot_key(slot)
-            status = num(s[f"{key}.st"])
-            after = ref(s[f"{key}.after"]) if kind is OpKind.CREATE else None
+            status = num(s.status[slot])
+            after = ref(s.anchor[slot]) if kind is OpKind.CREATE else None
             text = f"T{t} {kind.value} {self.items[i]}" + (
                 f" after {after or 'the head'}" if kind is OpKind.CREATE else ""
             )
@@ -1120,62 +1130,62 @@ class Encoding:
                     for other in self.slots
                     if other[0] == t
                     and other[2] != i
-                    and num(s[f"{self.slot_key(other)}.st"]) == SENT
+                    and num(s.status[other]) == SENT
                     and true(self._batch_before(s, t, other[2], i))
                 )
-                to_server.append(((num(s[f"T{t}.dseq"]), earlier), text))
+                to_server.append(((num(s.dseq[t]), earlier), text))
             elif status == ANSWERED:
-                rejected = true(s[f"{key}.rej"])
+                rejected = true(s.rejected[slot])
                 outcome = (
                     "rejected" if rejected else ("added" if kind is OpKind.CREATE else "deleted")
                 )
-                to_client.append((num(s[f"{key}.eseq"]), f"T{t} {self.items[i]} {outcome}"))
+                to_client.append((num(s.eseq[slot]), f"T{t} {self.items[i]} {outcome}"))
         for p in self.pool:
-            if num(s[f"pool.{p}.st"]) == IN_FLIGHT:
-                to_client.append((num(s[f"pool.{p}.seq"]), f"model {self.items[p]} added"))
+            if num(s.pool_status[p]) == IN_FLIGHT:
+                to_client.append((num(s.pool_seq[p]), f"model {self.items[p]} added"))
         tasks = []
         for t in self.tasks:
-            code = num(s.pc(t))
+            code = num(s.pc[t])
             pc = next((pc.value for pc, value in PC_CODES.items() if value == code), f"?{code}")
             pending = [
                 f"{kind.value} {self.items[i]}"
                 for kind in KINDS
                 for i in range(self.n)
-                if true(s[f"T{t}.pend.{_K[kind]}.{i}"])
+                if true(s.pend[t, kind, i])
             ]
             task: dict[str, Any] = {"pc": pc}
             if pc in (Pc.WAIT_ACTIVITY.value, Pc.WAIT_PROVIDER.value):
-                if true(s[f"T{t}.bound"]):
+                if true(s.bound[t]):
                     task["request"] = "the live local context"
                 else:
-                    task["request"] = lst(f"T{t}.req")
+                    task["request"] = lst(request_list(t))
             if pending:
                 task["pending"] = pending
             tasks.append(task)
 
         def lock(name: str) -> dict[str, Any]:
-            head, tail = num(s[f"{name}.head"]), num(s[f"{name}.tail"])
+            head, tail = num(s.head[name]), num(s.tail[name])
             modulo = 2**self.lock_width
             queue = sorted(
-                ((num(s[f"{name}.tkt.{t}"]) - head) % modulo, t)
+                ((num(s.ticket[name, t]) - head) % modulo, t)
                 for t in self.tasks
-                if true(s[f"{name}.q.{t}"])
+                if true(s.queued[name, t])
             )
             del tail
             order = [t for _, t in queue]
             return {"owner": order[0] if order else None, "waiters": order[1:]}
 
         return {
-            "server": lst("srv"),
-            "mirror": lst("mir"),
-            "local": lst("loc"),
+            "server": lst(SERVER),
+            "mirror": lst(MIRROR),
+            "local": lst(LOCAL),
             "to_server": [text for _, text in sorted(to_server)],
             "to_client": [text for _, text in sorted(to_client)],
-            "activity_lock": lock("al"),
-            "provider_lock": lock("pl"),
+            "activity_lock": lock(ACTIVITY),
+            "provider_lock": lock(PROVIDER),
             "tasks": tasks,
-            "acked": [self.items[i] for i in range(self.n) if true(s[f"acked.{i}"])],
-            "guards": [name for name in GUARDS if true(s[name])],
+            "acked": [self.items[i] for i in range(self.n) if true(s.ghost["acked", i])],
+            "guards": [name for name in GUARDS if true(s.guard[name])],
         }
 
     # -- the abstraction function (model state to encoding values) ------------------
@@ -1187,67 +1197,66 @@ class Encoding:
             values[name] = value is TRUE if value is TRUE or value is FALSE else value.as_long()
         return values
 
-    def _list_values(self, values: dict[str, bool | int], name: str, order: Sequence[str]) -> None:
+    def _list_values(self, values: Values[bool | int], name: str, order: Sequence[str]) -> None:
         position = {self.items.index(item): pos for pos, item in enumerate(order)}
         for i in range(self.n):
-            values[f"{name}.has.{i}"] = i in position
+            values.has[name, i] = i in position
         for i, j in self.pairs:
-            values[f"{name}.prec.{i}.{j}"] = position.get(i, self.n + i) < position.get(
-                j, self.n + j
-            )
+            values.prec[name, (i, j)] = position.get(i, self.n + i) < position.get(j, self.n + j)
 
-    def concrete(self, state: State) -> dict[str, bool | int]:
+    def concrete(self, state: State, log: set[str] | None = None) -> dict[str, bool | int]:
         """Encoding values for a model state (Python Booleans and integers): the
         abstraction function.
 
         Used by the tests that walk every reachable state of the model. Values the
         model no longer has (positions of answered ops, absolute counters) are
-        chosen; the encoding must not depend on them.
+        chosen; the encoding must not depend on them. `log`, when given, collects the
+        variables it sets (the schema test reads it).
         """
         index = self.items.index
         ref = self.refs.index
         none = self.refs.none
-        v = dict(self._initial_values)
-        self._list_values(v, "srv", state.server)
-        self._list_values(v, "mir", state.mirror)
-        self._list_values(v, "loc", state.local)
+        v: Values[bool | int] = Values(dict(self._initial_values), self.schema.sorts)
+        self._list_values(v, SERVER, state.server)
+        self._list_values(v, MIRROR, state.mirror)
+        self._list_values(v, LOCAL, state.local)
         for t, task in enumerate(state.tasks):
-            v[f"T{t}.pc"] = PC_CODES[task.pc]
-            v[f"T{t}.bound"] = task.bound_to_local
+            v.pc[t] = PC_CODES[task.pc]
+            v.bound[t] = task.bound_to_local
             if task.request is not None:
-                self._list_values(v, f"T{t}.req", task.request)
+                self._list_values(v, request_list(t), task.request)
             if task.copy is not None:
-                self._list_values(v, f"T{t}.copy", task.copy)
+                self._list_values(v, copy_list(t), task.copy)
             drops = self.config.call(t).drops
             for i, item in enumerate(self.items):
-                v[f"T{t}.base.{i}"] = item in task.base
+                v.base[t, i] = item in task.base
                 for kind in KINDS:
-                    v[f"T{t}.pend.{_K[kind]}.{i}"] = (kind, item) in task.pending
-                v[f"udel.T{t}.{i}"] = (t, item, True) in state.deletes_sent and item not in drops
+                    v.pend[t, kind, i] = (kind, item) in task.pending
+                v.udel[t, i] = (t, item, True) in state.deletes_sent and item not in drops
             if task.pc in (Pc.WAIT_ACKS, Pc.DONE, Pc.FAILED):
                 for kind in KINDS:
                     for i in range(self.n):
-                        v[f"{self.slot_key((t, kind, i))}.st"] = DONE
-        for name, lock in (("al", state.activity_lock), ("pl", state.provider_lock)):
+                        v.status[(t, kind, i)] = DONE
+        for name, lock in ((ACTIVITY, state.activity_lock), (PROVIDER, state.provider_lock)):
             queue = ([] if lock.owner is None else [lock.owner]) + list(lock.waiters)
-            v[f"{name}.head"] = 0
-            v[f"{name}.tail"] = len(queue)
+            v.head[name] = 0
+            v.tail[name] = len(queue)
             for position, t in enumerate(queue):
-                v[f"{name}.tkt.{t}"] = position
-                v[f"{name}.q.{t}"] = True
+                v.ticket[name, t] = position
+                v.queued[name, t] = True
         for op in state.to_server:
-            key = self.slot_key((op.task, op.kind, index(op.item)))
-            v[f"{key}.st"] = SENT
+            slot = (op.task, op.kind, index(op.item))
+            v.status[slot] = SENT
             if op.kind is OpKind.CREATE:
                 after = ref(op.after)
-                v[f"{key}.after"] = none if after is None else after
+                v.anchor[slot] = none if after is None else after
         for position, event in enumerate(state.to_client):
             i = index(event.item)
             if event.task is None:
                 after = ref(event.after)
-                v[f"pool.{i}.st"] = IN_FLIGHT
-                v[f"pool.{i}.seq"] = position
-                v[f"pool.{i}.after"] = none if after is None else after
+                v.pool_status[i] = IN_FLIGHT
+                v.pool_seq[i] = position
+                v.pool_anchor[i] = none if after is None else after
                 continue
             answered = {
                 EventKind.ADDED: OpKind.CREATE,
@@ -1255,20 +1264,20 @@ class Encoding:
             }.get(event.kind, event.op)
             assert answered is not None
             kind = answered
-            key = self.slot_key((event.task, kind, i))
-            v[f"{key}.st"] = ANSWERED
-            v[f"{key}.eseq"] = position
-            v[f"{key}.rej"] = event.kind is EventKind.REJECTED
+            slot = (event.task, kind, i)
+            v.status[slot] = ANSWERED
+            v.eseq[slot] = position
+            v.rejected[slot] = event.kind is EventKind.REJECTED
             if kind is OpKind.CREATE and event.kind is EventKind.ADDED:
                 after = ref(event.after)
-                v[f"{key}.after"] = none if after is None else after
-        v["consumed"] = 0
-        v["emitted"] = len(state.to_client)
+                v.anchor[slot] = none if after is None else after
+        v.consumed[()] = 0
+        v.emitted[()] = len(state.to_client)
         for position, p in enumerate(self.pool):
             in_flight = any(ev.task is None and index(ev.item) == p for ev in state.to_client)
             if position < state.created and not in_flight:
-                v[f"pool.{p}.st"] = CONSUMED
-            v[f"pool.{p}.learned"] = self.items[p] in state.learned
+                v.pool_status[p] = CONSUMED
+            v.learned[p] = self.items[p] in state.learned
         # the op FIFO: batches numbered in the order they were sent (in flight or,
         # three-way, still outstanding), each with the order of its own ops
         sent = state.outstanding if self.three_way else state.to_server
@@ -1280,31 +1289,92 @@ class Encoding:
         applied = [t for t in batches if t not in in_flight_tasks]
         assert batches[: len(applied)] == applied, "batches leave the op FIFO in order"
         for number, t in enumerate(batches):
-            v[f"T{t}.dseq"] = number
+            v.dseq[t] = number
             order = [index(op.item) for op in sent if op.task == t]
             for i, j in self.pairs:
                 if i in order and j in order:
-                    v[f"T{t}.bord.{i}.{j}"] = order.index(i) < order.index(j)
-        v["abatch"] = len(applied)
-        v["diffs"] = len(batches)
+                    v.bord[t, (i, j)] = order.index(i) < order.index(j)
+        v.abatch[()] = len(applied)
+        v.diffs[()] = len(batches)
         for t in self.tasks:
             if t not in batches:
-                v[f"T{t}.dseq"] = 2**self.lock_width - 1
+                v.dseq[t] = 2**self.lock_width - 1
         for op in state.outstanding:
-            v[f"{self.slot_key((op.task, op.kind, index(op.item)))}.out"] = True
+            v.outstanding[(op.task, op.kind, index(op.item))] = True
         recreated = {item for _, item in state.recreated}
         for i, item in enumerate(self.items):
-            v[f"acked.{i}"] = item in state.acked
-            v[f"reached.{i}"] = item in state.reached
-            v[f"removed.{i}"] = item in state.removed
-            v[f"gone.{i}"] = item in state.gone
-            v[f"rec.{i}"] = item in recreated
-            v[f"refused.{i}"] = item in state.refused
-        return v
+            v.ghost["acked", i] = item in state.acked
+            v.ghost["reached", i] = item in state.reached
+            v.ghost["removed", i] = item in state.removed
+            v.ghost["gone", i] = item in state.gone
+            v.ghost["rec", i] = item in recreated
+            v.ghost["refused", i] = item in state.refused
+        # the model is exact: no state of it sets an exactness guard
+        for guard in GUARDS:
+            v.guard[guard] = False
+        if log is not None:
+            log.update(v.writes)
+        return v.vals
 
     def constant(self, name: str, value: bool | int) -> z3.ExprRef:
         """A z3 constant for a Python value of a state variable."""
         if isinstance(value, bool):
             return const_bool(value)
-        sort = self.schema[name]
+        sort = self.schema.sorts[name]
         return _bv_constant(value, sort.size())
+
+
+#: The move kinds each subject has, in the order their instances are numbered (the
+#: selector `mv`): z3's choice among equally short counterexamples depends on it.
+SUBJECT_MOVES: dict[str, tuple[MoveKind, ...]] = {
+    "task": (MoveKind.COPY, MoveKind.CALL, MoveKind.WAKE, MoveKind.RESUME, MoveKind.TIMEOUT),
+    "op": (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY),
+    "pool": (MoveKind.MODEL_CREATES, MoveKind.LEARN, MoveKind.CLIENT_APPLY),
+}
+
+Handler = Callable[[Encoding, Subject], Iterator[Named]]
+
+
+def _client_apply(enc: Encoding, subject: Subject) -> Iterator[Named]:
+    # the answer to an op, or the event of an item the model created
+    if isinstance(subject, PoolItem):
+        return enc._pool_moves(MoveKind.CLIENT_APPLY, subject)
+    return enc._op_moves(MoveKind.CLIENT_APPLY, subject)
+
+
+#: The z3 builder of each move kind: the instances it gives one subject.
+BUILDERS: dict[MoveKind, Handler] = {
+    MoveKind.COPY: lambda enc, subject: enc._task_moves(MoveKind.COPY, subject),
+    MoveKind.CALL: lambda enc, subject: enc._task_moves(MoveKind.CALL, subject),
+    MoveKind.WAKE: lambda enc, subject: enc._task_moves(MoveKind.WAKE, subject),
+    MoveKind.RESUME: lambda enc, subject: enc._task_moves(MoveKind.RESUME, subject),
+    MoveKind.TIMEOUT: lambda enc, subject: enc._task_moves(MoveKind.TIMEOUT, subject),
+    MoveKind.SERVER_APPLY: lambda enc, subject: enc._op_moves(MoveKind.SERVER_APPLY, subject),
+    MoveKind.SERVER_REJECT: lambda enc, subject: enc._op_moves(MoveKind.SERVER_REJECT, subject),
+    MoveKind.CLIENT_APPLY: _client_apply,
+    MoveKind.MODEL_CREATES: lambda enc, subject: enc._pool_moves(MoveKind.MODEL_CREATES, subject),
+    MoveKind.LEARN: lambda enc, subject: enc._pool_moves(MoveKind.LEARN, subject),
+}
+
+
+def builder(kind: MoveKind) -> Handler:
+    """The z3 builder of moves of `kind`; InternalError for a kind without one."""
+    handler = BUILDERS.get(kind)
+    if handler is None:
+        raise InternalError(f"the z3 encoding has no builder for moves of kind {kind.value}")
+    return handler
+
+
+def check_builders(
+    builders: Mapping[MoveKind, Handler] = BUILDERS,
+    subjects: Mapping[str, Sequence[MoveKind]] = SUBJECT_MOVES,
+) -> None:
+    """Every `MoveKind` has a builder and a subject; InternalError names those without."""
+    placed = {kind for kinds in subjects.values() for kind in kinds}
+    for what, known in (("builder", set(builders)), ("subject", placed)):
+        missing = sorted(kind.value for kind in set(MoveKind) - known)
+        if missing:
+            raise InternalError(f"the z3 encoding has no {what} for moves of kind {missing}")
+
+
+check_builders()

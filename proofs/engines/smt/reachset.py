@@ -31,7 +31,6 @@ from proofs.engines.smt.encoding import (
     GHOSTS,
     GUARDS,
     IN_FLIGHT,
-    KINDS,
     PC_CODES,
     SENT,
     UNSENT,
@@ -39,10 +38,24 @@ from proofs.engines.smt.encoding import (
     SymState,
 )
 from proofs.engines.smt.induction import Conjunct
+from proofs.engines.smt.schema import (
+    KINDS,
+    LOCAL,
+    LOCKS,
+    MIRROR,
+    SERVER,
+    Family,
+    Values,
+    Vars,
+    copy_list,
+    request_list,
+)
 from proofs.engines.smt.simulation import reachable
 from proofs.engines.smt.symbolic import FALSE, TRUE, band, bnot, bor, mk_eq
 
 _PC_BY_CODE = {code: pc for pc, code in PC_CODES.items()}
+#: A counter, as its family and index.
+Var = tuple[Family, Any]
 _CTX = z3.main_ctx()
 
 
@@ -65,129 +78,139 @@ class Matcher:
             self._atoms[key] = atom
         return atom
 
-    def eq(self, name: str, value: bool | int) -> z3.BoolRef:
+    def eq(self, family: Family, index: Any, value: bool | int) -> z3.BoolRef:
+        """The variable `family[index]` has `value`."""
         s = self.s
+        name = family.key(index)
         if isinstance(value, bool):
             return self._atom((name, value), lambda: s[name] if value else bnot(s[name]))
         return self._atom((name, value), lambda: mk_eq(s[name], self.enc.constant(name, value)))
 
-    def diff(self, a: str, b: str, value: int) -> z3.BoolRef:
-        """a - b == value."""
+    def diff(self, a: Var, b: Var, value: int) -> z3.BoolRef:
+        """a - b == value, for two counters given as (family, index)."""
         s = self.s
+        first, second = a[0].key(a[1]), b[0].key(b[1])
         return self._atom(
-            ("-", a, b, value),
-            lambda: mk_eq(_sub(s[a], s[b]), self.enc.constant(a, value)),
+            ("-", first, second, value),
+            lambda: mk_eq(_sub(s[first], s[second]), self.enc.constant(first, value)),
         )
 
-    def status(self, name: str, sent: bool, answered: bool) -> z3.BoolRef:
+    def status(self, family: Family, index: Any, sent: bool, answered: bool) -> z3.BoolRef:
         if sent:
-            return self.eq(name, SENT)
+            return self.eq(family, index, SENT)
         if answered:
-            return self.eq(name, ANSWERED)
-        return self._atom(("idle", name), lambda: bor(self.eq(name, UNSENT), self.eq(name, DONE)))
+            return self.eq(family, index, ANSWERED)
+        name = family.key(index)
+        return self._atom(
+            ("idle", name),
+            lambda: bor(self.eq(family, index, UNSENT), self.eq(family, index, DONE)),
+        )
 
     def matches(self, values: dict[str, bool | int]) -> list[z3.BoolRef]:
-        """The facts that say: this encoding state means the model state `values`."""
+        """The facts that say: this encoding state means the model state `values`
+        (`schema.Family.skip` names the families left free, and why)."""
         enc = self.enc
         atoms: list[z3.BoolRef] = []
         add = atoms.append
+        v: Values[bool | int] = Values(values)
+        V = Vars
 
-        def true(name: str) -> bool:
-            value = values[name]
+        def true(value: bool | int) -> bool:
             assert isinstance(value, bool)
             return value
 
-        def num(name: str) -> int:
-            value = values[name]
+        def num(value: bool | int) -> int:
             assert isinstance(value, int) and not isinstance(value, bool)
             return value
 
+        def same(family: Family, index: Any) -> None:
+            add(self.eq(family, index, v.vals[family.key(index)]))
+
         def lst(name: str) -> None:
-            present = [i for i in range(enc.n) if true(f"{name}.has.{i}")]
+            present = [i for i in range(enc.n) if true(v.has[name, i])]
             for i in range(enc.n):
-                add(self.eq(f"{name}.has.{i}", i in present))
+                add(self.eq(V.has, (name, i), i in present))
             for i, j in enc.pairs:
                 if i in present and j in present:
-                    add(self.eq(f"{name}.prec.{i}.{j}", true(f"{name}.prec.{i}.{j}")))
+                    add(self.eq(V.prec, (name, (i, j)), true(v.prec[name, (i, j)])))
 
-        lst("srv")
-        lst("mir")
-        lst("loc")
+        def counters(a: Var, b: Var) -> None:
+            first, second = a[0].key(a[1]), b[0].key(b[1])
+            add(self.diff(a, b, num(v.read(first)) - num(v.read(second))))
+
+        lst(SERVER)
+        lst(MIRROR)
+        lst(LOCAL)
         for t in enc.tasks:
-            pc = _PC_BY_CODE[num(f"T{t}.pc")]
-            add(self.eq(f"T{t}.pc", PC_CODES[pc]))
-            bound = true(f"T{t}.bound")
-            add(self.eq(f"T{t}.bound", bound))
+            pc = _PC_BY_CODE[num(v.pc[t])]
+            add(self.eq(V.pc, t, PC_CODES[pc]))
+            bound = true(v.bound[t])
+            add(self.eq(V.bound, t, bound))
             for kind in KINDS:
                 for i in range(enc.n):
-                    name = f"T{t}.pend.{'C' if kind is OpKind.CREATE else 'D'}.{i}"
-                    add(self.eq(name, true(name)))
+                    add(self.eq(V.pend, (t, kind, i), true(v.pend[t, kind, i])))
             for i in range(enc.n):
                 if enc.items[i] not in enc.config.call(t).drops:
-                    add(self.eq(f"udel.T{t}.{i}", true(f"udel.T{t}.{i}")))
+                    add(self.eq(V.udel, (t, i), true(v.udel[t, i])))
             site = enc.config.site(t)
             waiting = pc in (Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER)
             later = pc is Pc.WAIT_ACTIVITY and site.request is RequestSource.MIRROR_SNAPSHOT
             if waiting and not bound and not later:
-                lst(f"T{t}.req")
+                lst(request_list(t))
             if pc is Pc.COPIED:
-                lst(f"T{t}.copy")
-        for lock in ("al", "pl"):
-            head, tail = f"{lock}.head", f"{lock}.tail"
-            add(self.diff(tail, head, num(tail) - num(head)))
+                lst(copy_list(t))
+        for lock in LOCKS:
+            counters((V.tail, lock), (V.head, lock))
             for t in enc.tasks:
-                queued = true(f"{lock}.q.{t}")
-                add(self.eq(f"{lock}.q.{t}", queued))
+                queued = true(v.queued[lock, t])
+                add(self.eq(V.queued, (lock, t), queued))
                 if queued:
-                    ticket = f"{lock}.tkt.{t}"
-                    add(self.diff(ticket, head, num(ticket) - num(head)))
+                    counters((V.ticket, (lock, t)), (V.head, lock))
         # the op FIFO and the outstanding ops: statuses, anchors, batch order
         busy_tasks = []
         for slot in enc.slots:
             t, kind, i = slot
-            key = enc.slot_key(slot)
-            status = num(f"{key}.st")
+            status = num(v.status[slot])
             sent, answered = status == SENT, status == ANSWERED
-            add(self.status(f"{key}.st", sent, answered))
-            out = true(f"{key}.out")
-            add(self.eq(f"{key}.out", out))
-            if kind is OpKind.CREATE and (sent or (answered and not true(f"{key}.rej"))):
-                add(self.eq(f"{key}.after", num(f"{key}.after")))
+            add(self.status(V.status, slot, sent, answered))
+            out = true(v.outstanding[slot])
+            add(self.eq(V.outstanding, slot, out))
+            if kind is OpKind.CREATE and (sent or (answered and not true(v.rejected[slot]))):
+                same(V.anchor, slot)
             if answered:
-                add(self.eq(f"{key}.rej", true(f"{key}.rej")))
-                add(self.diff(f"{key}.eseq", "consumed", num(f"{key}.eseq") - num("consumed")))
+                same(V.rejected, slot)
+                counters((V.eseq, slot), (V.consumed, ()))
             if sent or out:
                 if t not in busy_tasks:
                     busy_tasks.append(t)
                 for other in enc.slots:
-                    if other[0] == t and other[2] > i:
-                        okey = enc.slot_key(other)
-                        if num(f"{okey}.st") == SENT or true(f"{okey}.out"):
-                            bord = f"T{t}.bord.{i}.{other[2]}"
-                            add(self.eq(bord, true(bord)))
+                    if other[0] != t or other[2] <= i:
+                        continue
+                    if num(v.status[other]) == SENT or true(v.outstanding[other]):
+                        same(V.bord, (t, (i, other[2])))
         for t in busy_tasks:
-            add(self.diff(f"T{t}.dseq", "diffs", num(f"T{t}.dseq") - num("diffs")))
-        add(self.diff("diffs", "abatch", num("diffs") - num("abatch")))
-        add(self.diff("emitted", "consumed", num("emitted") - num("consumed")))
+            counters((V.dseq, t), (V.diffs, ()))
+        counters((V.diffs, ()), (V.abatch, ()))
+        counters((V.emitted, ()), (V.consumed, ()))
         for p in enc.pool:
-            status = num(f"pool.{p}.st")
-            add(self.eq(f"pool.{p}.st", status))
-            add(self.eq(f"pool.{p}.learned", true(f"pool.{p}.learned")))
+            status = num(v.pool_status[p])
+            add(self.eq(V.pool_status, p, status))
+            same(V.learned, p)
             if status == IN_FLIGHT:
-                add(self.diff(f"pool.{p}.seq", "consumed", num(f"pool.{p}.seq") - num("consumed")))
-                add(self.eq(f"pool.{p}.after", num(f"pool.{p}.after")))
+                counters((V.pool_seq, p), (V.consumed, ()))
+                same(V.pool_anchor, p)
         for ghost in GHOSTS:
             for i in range(enc.n):
-                add(self.eq(f"{ghost}.{i}", true(f"{ghost}.{i}")))
+                same(V.ghost, (ghost, i))
         for guard in GUARDS:
-            add(self.eq(guard, False))
+            add(self.eq(V.guard, guard, False))
         return atoms
 
 
 def _pcs_label(enc: Encoding, values: dict[str, bool | int]) -> str:
     parts = []
     for t in enc.tasks:
-        pc = _PC_BY_CODE[int(values[f"T{t}.pc"])]
+        pc = _PC_BY_CODE[int(values[Vars.pc.key(t)])]
         parts.append(f"T{t} {pc.value}")
     return ", ".join(parts) or "no tasks"
 
@@ -202,12 +225,12 @@ def reachable_invariant(
     by_pcs: dict[tuple[int, ...], list[dict[str, bool | int]]] = {}
     for state in states:
         values = enc.concrete(state)
-        pcs = tuple(int(values[f"T{t}.pc"]) for t in enc.tasks)
+        pcs = tuple(int(values[Vars.pc.key(t)]) for t in enc.tasks)
         by_pcs.setdefault(pcs, []).append(values)
 
     def pcs_formula(s: SymState, pcs: tuple[int, ...]) -> z3.BoolRef:
         return band(
-            mk_eq(s[f"T{t}.pc"], enc.constant(f"T{t}.pc", pc))
+            mk_eq(s.pc[t], enc.constant(Vars.pc.key(t), pc))
             for t, pc in zip(enc.tasks, pcs, strict=True)
         )
 

@@ -34,11 +34,22 @@ from proofs.engines.smt.encoding import (
     GHOSTS,
     GUARDS,
     IN_FLIGHT,
-    KINDS,
     NOT_CREATED,
     PC_CODES,
     SENT,
     Encoding,
+)
+from proofs.engines.smt.schema import (
+    ACTIVITY,
+    KINDS,
+    LOCAL,
+    MIRROR,
+    PROVIDER,
+    SERVER,
+    Column,
+    Values,
+    copy_list,
+    request_list,
 )
 
 _PC_BY_CODE = {code: pc for pc, code in PC_CODES.items()}
@@ -54,8 +65,8 @@ class Evaluator:
 
     def __init__(self, enc: Encoding) -> None:
         self.enc = enc
-        self.names = list(enc.schema)
-        self.sorts = [enc.schema[n] for n in self.names]
+        self.names = list(enc.schema.sorts)
+        self.sorts = [enc.schema.sorts[n] for n in self.names]
         self._from = _ast_array([enc.cur[name] for name in self.names])
         guards = [inst.guard for inst in enc.instances]
         self._guards = z3.Function("guards", *[z3.BoolSort()] * len(guards), z3.BoolSort())(*guards)
@@ -112,31 +123,31 @@ def _parse(text: str) -> list[bool | int]:
 
 
 def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
-    """What a state of the encoding means, in the model's terms."""
+    """What a state of the encoding means, in the model's terms (`schema.Family.skip`
+    names what it leaves out, and why)."""
     items = enc.items
+    v: Values[bool | int] = Values(values)
 
-    def true(name: str) -> bool:
-        value = values[name]
-        assert isinstance(value, bool), name
+    def true(value: bool | int) -> bool:
+        assert isinstance(value, bool), value
         return value
 
-    def num(name: str) -> int:
-        value = values[name]
-        assert isinstance(value, int) and not isinstance(value, bool), name
+    def num(value: bool | int) -> int:
+        assert isinstance(value, int) and not isinstance(value, bool), value
         return value
 
-    def before(prefix: str, i: int, j: int) -> bool:
-        return true(f"{prefix}.{i}.{j}") if i < j else not true(f"{prefix}.{j}.{i}")
+    def before(pair: Column[bool | int], head: Any, i: int, j: int) -> bool:
+        return true(pair[(*head, (i, j))]) if i < j else not true(pair[(*head, (j, i))])
 
     def lst(name: str) -> list[str]:
-        present = [i for i in range(enc.n) if true(f"{name}.has.{i}")]
+        present = [i for i in range(enc.n) if true(v.has[name, i])]
         rank = {
-            i: sum(1 for j in present if j != i and before(f"{name}.prec", j, i)) for i in present
+            i: sum(1 for j in present if j != i and before(v.prec, (name,), j, i)) for i in present
         }
         return [items[i] for i in sorted(present, key=rank.__getitem__)]
 
-    def ref(name: str) -> str | None:
-        index = num(name)
+    def ref(value: bool | int) -> str | None:
+        index = num(value)
         return items[index] if index < enc.n else None
 
     def batch_key(slot: tuple[int, OpKind, int]) -> tuple[int, int]:
@@ -145,16 +156,15 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
         for other in enc.slots:
             if other[0] != t or other[2] == i:
                 continue
-            key = enc.slot_key(other)
-            busy = num(f"{key}.st") == SENT or true(f"{key}.out")
-            if busy and before(f"T{t}.bord", other[2], i):
+            busy = num(v.status[other]) == SENT or true(v.outstanding[other])
+            if busy and before(v.bord, (t,), other[2], i):
                 earlier += 1
-        return num(f"T{t}.dseq"), earlier
+        return num(v.dseq[t]), earlier
 
     tasks = []
     for t in enc.tasks:
-        pc = _PC_BY_CODE[num(f"T{t}.pc")]
-        bound = true(f"T{t}.bound")
+        pc = _PC_BY_CODE[num(v.pc[t])]
+        bound = true(v.bound[t])
         site = enc.config.site(t)
         entry: dict[str, Any] = {
             "pc": pc.value,
@@ -163,24 +173,24 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
                 f"{kind.value} {items[i]}"
                 for kind in KINDS
                 for i in range(enc.n)
-                if true(f"T{t}.pend.{'C' if kind is OpKind.CREATE else 'D'}.{i}")
+                if true(v.pend[t, kind, i])
             ),
         }
         waiting = pc in (Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER)
         snapshot_later = pc is Pc.WAIT_ACTIVITY and site.request is RequestSource.MIRROR_SNAPSHOT
         if waiting and not bound and not snapshot_later:
-            entry["request"] = lst(f"T{t}.req")
+            entry["request"] = lst(request_list(t))
         if pc is Pc.COPIED:
-            entry["copy"] = lst(f"T{t}.copy")
+            entry["copy"] = lst(copy_list(t))
         tasks.append(entry)
 
     def lock(name: str) -> dict[str, Any]:
-        head, tail = num(f"{name}.head"), num(f"{name}.tail")
+        head, tail = num(v.head[name]), num(v.tail[name])
         modulo = 2**enc.lock_width
         queue = sorted(
-            ((num(f"{name}.tkt.{t}") - head) % modulo, t)
+            ((num(v.ticket[name, t]) - head) % modulo, t)
             for t in enc.tasks
-            if true(f"{name}.q.{t}")
+            if true(v.queued[name, t])
         )
         assert len(queue) == (tail - head) % modulo, f"{name}: queue and counters disagree"
         order = [t for _, t in queue]
@@ -189,55 +199,61 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
     to_server = []
     to_client: list[tuple[int, tuple[Any, ...]]] = []
     outstanding = []
+    consumed = num(v.consumed[()])
     for slot in enc.slots:
         t, kind, i = slot
-        key = enc.slot_key(slot)
-        status = num(f"{key}.st")
-        after = ref(f"{key}.after") if kind is OpKind.CREATE else None
+        status = num(v.status[slot])
+        after = ref(v.anchor[slot]) if kind is OpKind.CREATE else None
         if status == SENT:
             to_server.append((batch_key(slot), (t, kind.value, items[i], after)))
         elif status == ANSWERED:
-            if true(f"{key}.rej"):
+            if true(v.rejected[slot]):
                 event: tuple[Any, ...] = (t, "rejected", kind.value, items[i], None)
             elif kind is OpKind.CREATE:
                 event = (t, "added", None, items[i], after)
             else:
                 event = (t, "deleted", None, items[i], None)
-            to_client.append((num(f"{key}.eseq") - num("consumed"), event))
-        if true(f"{key}.out"):
+            to_client.append((num(v.eseq[slot]) - consumed, event))
+        if true(v.outstanding[slot]):
             outstanding.append((batch_key(slot), (t, kind.value, items[i])))
     created = 0
     for p in enc.pool:
-        status = num(f"pool.{p}.st")
+        status = num(v.pool_status[p])
         if status != NOT_CREATED:
             created += 1
         if status == IN_FLIGHT:
-            event = (None, "added", None, items[p], ref(f"pool.{p}.after"))
-            to_client.append((num(f"pool.{p}.seq") - num("consumed"), event))
+            event = (None, "added", None, items[p], ref(v.pool_anchor[p]))
+            to_client.append((num(v.pool_seq[p]) - consumed, event))
     return {
-        "server": lst("srv"),
-        "mirror": lst("mir"),
-        "local": lst("loc"),
+        "server": lst(SERVER),
+        "mirror": lst(MIRROR),
+        "local": lst(LOCAL),
         "tasks": tasks,
-        "activity_lock": lock("al"),
-        "provider_lock": lock("pl"),
+        "activity_lock": lock(ACTIVITY),
+        "provider_lock": lock(PROVIDER),
         "to_server": [op for _, op in sorted(to_server)],
         "to_client": [event for _, event in sorted(to_client, key=lambda e: e[0])],
         "event_positions": sorted(position for position, _ in to_client),
         "outstanding": [op for _, op in sorted(outstanding)],
         "created": created,
-        "learned": sorted(items[p] for p in enc.pool if true(f"pool.{p}.learned")),
+        "learned": sorted(items[p] for p in enc.pool if true(v.learned[p])),
         **{
-            ghost: sorted(items[i] for i in range(enc.n) if true(f"{ghost}.{i}"))
+            ghost: sorted(items[i] for i in range(enc.n) if true(v.ghost[ghost, i]))
             for ghost in GHOSTS
         },
         "udel": sorted(
             (t, items[i])
             for t in enc.tasks
             for i in range(enc.n)
-            if items[i] not in enc.config.call(t).drops and true(f"udel.T{t}.{i}")
+            if items[i] not in enc.config.call(t).drops and true(v.udel[t, i])
         ),
-        "guards": [name for name in GUARDS if true(name)],
+        "guards": [name for name in GUARDS if true(v.guard[name])],
+        # what a later step reads that the lists above do not show
+        "base": sorted(
+            (t, items[i]) for t in enc.tasks for i in range(enc.n) if true(v.base[t, i])
+        ),
+        "batches_in_flight": (num(v.diffs[()]) - num(v.abatch[()])) % 2**enc.lock_width,
+        "events_in_flight": (num(v.emitted[()]) - consumed) % 2**enc.seq_width,
     }
 
 
