@@ -26,9 +26,7 @@ TOP = ("model", "impl", "proofs")
 
 #: Packages whose face another branch is writing: skipped while they have no
 #: `__all__`, checked like every other package once they have one.
-FACE_ELSEWHERE = {
-    "proofs.engines.smt": "its __init__ is the z3 engineer's (issue 12, item 5)",
-}
+FACE_ELSEWHERE: dict[str, str] = {}
 
 #: Names a face exports whose docstrings belong in modules other branches are
 #: rewriting; tolerated only while undocumented names stay within this list.

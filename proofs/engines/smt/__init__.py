@@ -18,3 +18,35 @@
 
 `docs/proofs.md` describes the encoding and every abstraction in it.
 """
+
+from proofs.engines.smt.bmc import (
+    COUNTEREXAMPLE,
+    METHODS,
+    PROVED,
+    UNKNOWN,
+    CellResult,
+    check_configs,
+)
+from proofs.engines.smt.encoding import Encoding
+from proofs.engines.smt.verify import (
+    DEFAULT_JOBS,
+    DEFAULT_TIMEOUT,
+    Cell,
+    ScenarioVerdict,
+    run,
+)
+
+__all__ = [
+    "COUNTEREXAMPLE",
+    "DEFAULT_JOBS",
+    "DEFAULT_TIMEOUT",
+    "METHODS",
+    "PROVED",
+    "UNKNOWN",
+    "Cell",
+    "CellResult",
+    "Encoding",
+    "ScenarioVerdict",
+    "check_configs",
+    "run",
+]

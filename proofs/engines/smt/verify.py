@@ -53,6 +53,8 @@ class ScenarioVerdict:
 
 @frozen
 class Cell:
+    """One row of the verdict table: (variant, invariant, environment) over its scenarios."""
+
     variant: Variant
     invariant: Invariant
     environment: Environment
