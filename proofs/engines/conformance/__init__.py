@@ -14,28 +14,39 @@ from proofs.engines.conformance.adapter import (
     Adapter,
     AdapterFactory,
     EventView,
+    Framework,
+    FrameworkFactory,
+    FrameworkView,
     LockView,
     Observation,
     OpView,
+    ServerView,
     TaskView,
 )
+from proofs.engines.conformance.compose import Composed, SiteTasks, compose
 from proofs.engines.conformance.exhaustive import Exhaustion, exhaust
 from proofs.engines.conformance.lockstep import FoundViolation, Lockstep, Mismatch
 from proofs.engines.conformance.loop import ControlledLoop, Replay, Schedule, new_loop
 from proofs.engines.conformance.machine import conformance_machine, machine_settings
 from proofs.engines.conformance.run import CellReport, VariantReport, check_cell, check_variant
+from proofs.engines.conformance.standin import AckClock, StandIn, WireEvent, WireOp
 from proofs.engines.conformance.steps import Step, format_steps, parse_steps
 from proofs.engines.conformance.testing import conformance_test_case
 from proofs.errors import NotEnabled
 
 __all__ = [
+    "AckClock",
     "Adapter",
     "AdapterFactory",
     "CellReport",
+    "Composed",
     "ControlledLoop",
     "EventView",
     "Exhaustion",
     "FoundViolation",
+    "Framework",
+    "FrameworkFactory",
+    "FrameworkView",
     "LockView",
     "Lockstep",
     "Mismatch",
@@ -44,12 +55,18 @@ __all__ = [
     "OpView",
     "Replay",
     "Schedule",
+    "ServerView",
+    "SiteTasks",
+    "StandIn",
     "Step",
     "TaskView",
     "VariantReport",
+    "WireEvent",
+    "WireOp",
     "abstract",
     "check_cell",
     "check_variant",
+    "compose",
     "conformance_machine",
     "conformance_test_case",
     "exhaust",
