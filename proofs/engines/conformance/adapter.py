@@ -175,8 +175,8 @@ class Framework(Protocol):
         """The wire id and payload of the item the model creates as `item`."""
         ...
 
-    def name(self, wire_id: str) -> str:
-        """The model's id for a wire id."""
+    def name(self, wire_id: str) -> str | None:
+        """The model's id for a wire id (None: an item outside the scenario, left out)."""
         ...
 
     def who(self, origin: object) -> int | None:

@@ -213,46 +213,72 @@ class StandIn:
 
     # -- the server's half of an Observation -------------------------------------------
 
-    def view(self, name: Callable[[str], str], who: Callable[[object], int | None]) -> ServerView:
+    def view(
+        self,
+        name: Callable[[str], str | None],
+        who: Callable[[object], int | None],
+        anchor: Callable[[WireOp | WireEvent], str | None] | None = None,
+    ) -> ServerView:
         """What the server holds and observed, in the model's ids and task numbers.
 
-        `who` maps an origin to its task (None: not a site call's op, left out).
+        `name` maps a wire id to the model's (None: an item outside the scenario,
+        left out everywhere); `who` maps an origin to its call; `anchor` says which
+        model item a create or an "added" event goes after (by default: the name
+        of the item it was sent or created after).
         """
+        if anchor is None:
+            anchor = _named_after(name)
 
         def op_view(op: WireOp) -> OpView | None:
-            task = who(op.origin)
-            if task is None:
+            item = name(op.item)
+            if item is None:
                 return None
-            after = None if op.after is None else name(op.after)
-            return OpView(op.kind, name(op.item), after, task)
+            after = anchor(op) if op.kind is OpKind.CREATE else None
+            return OpView(op.kind, item, after, who(op.origin))
 
         def event_view(event: WireEvent) -> EventView | None:
-            task = None if event.answers is None else who(event.answers.origin)
-            if event.answers is not None and task is None:
+            item = name(event.item)
+            if item is None:
                 return None
-            after = None if event.after is None else name(event.after)
+            task = None if event.answers is None else who(event.answers.origin)
             if event.kind is EventKind.REJECTED:
                 assert event.answers is not None
-                return EventView(event.kind, name(event.item), op=event.answers.kind, task=task)
+                return EventView(event.kind, item, op=event.answers.kind, task=task)
             if event.kind is EventKind.DELETED:
-                return EventView(event.kind, name(event.item), task=task)
-            return EventView(event.kind, name(event.item), after, task=task)
+                return EventView(event.kind, item, task=task)
+            return EventView(event.kind, item, anchor(event), task=task)
+
+        def named(items: Iterable[str]) -> frozenset[str]:
+            return frozenset(found for found in map(name, items) if found is not None)
 
         ops = (op_view(op) for op in self.to_server)
         events = (event_view(event) for event in (*self.delivered, *self.to_client))
-        deletes = ((who(origin), item, acked) for origin, item, acked in self.deletes_sent)
-        recreated = ((who(origin), item) for origin, item in self.recreated)
+        deletes = ((who(origin), name(item), acked) for origin, item, acked in self.deletes_sent)
+        recreated = ((who(origin), name(item)) for origin, item in self.recreated)
         return ServerView(
-            server=tuple(name(item) for item in self.ids()),
+            server=tuple(found for found in map(name, self.ids()) if found is not None),
             to_server=tuple(op for op in ops if op is not None),
             to_client=tuple(event for event in events if event is not None),
             created=self.created,
-            acked=frozenset(name(item) for item in self.acked),
-            reached=frozenset(name(item) for item in self.reached),
-            removed=frozenset(name(item) for item in self.removed),
+            acked=named(self.acked),
+            reached=named(self.reached),
+            removed=named(self.removed),
             deletes_sent=frozenset(
-                (task, name(item), acked) for task, item, acked in deletes if task is not None
+                (task, item, acked)
+                for task, item, acked in deletes
+                if task is not None and item is not None
             ),
-            refused=frozenset(name(item) for item in self.refused),
-            recreated=frozenset((task, name(item)) for task, item in recreated if task is not None),
+            refused=named(self.refused),
+            recreated=frozenset(
+                (task, item) for task, item in recreated if task is not None and item is not None
+            ),
         )
+
+
+def _named_after(
+    name: Callable[[str], str | None],
+) -> Callable[[WireOp | WireEvent], str | None]:
+    def after(wire: WireOp | WireEvent) -> str | None:
+        return None if wire.after is None else name(wire.after)
+
+    return after
