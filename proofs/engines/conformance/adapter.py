@@ -7,7 +7,8 @@ both FIFOs, ack timeouts) is the shared stand-in (`standin.StandIn`) every
 framework reuses through a small wire bridge, and it observes the server's side
 (`ServerView`). `compose.compose` joins the two into the `Adapter` the engines
 drive (lockstep, exhaustive, replay, Hypothesis, scheduler mode); an adapter
-that needs its own environment may still implement `Adapter` whole.
+that observes its own way (livekit's) may implement `Adapter` whole over the
+stand-in.
 
 The harness calls every method with its controlled loop running, and between
 two calls runs that loop until every task is blocked. What an adapter reports
