@@ -1,19 +1,20 @@
 """The conformance adapter for the callback-session example.
 
-ackguard's harness drives this adapter with the model's stimuli (a site call,
-the application's copy, each delivery, a timeout) and compares what `observe`
-reports with the model after every step. Writing one for your own code is three
-jobs, each marked below:
+ackguard's harness drives this adapter with the model's stimuli and compares
+what it reports with the model after every step. The environment (the server,
+both FIFOs, the model's own items, ack timeouts) is ackguard's shared stand-in
+server; `fake_server.py` is the small bridge that speaks the example's wire to
+it. What is left to write for your own code is three jobs, each marked below:
 
-1. **Drive**: turn each stimulus into a call of your code or of your fake
-   server (`call`, `server_apply`, ...). A site call runs as its own asyncio
-   task; a timeout fires on virtual time, never by sleeping.
+1. **Drive**: start each site call as its own asyncio task (`call`), take the
+   application's copy (`copy`), let the local context learn a server item
+   (`learn`).
 2. **Watch**: record what the model tracks and your code does not keep:
-   which task sent each op (the fake server), which object a push diffed and
-   whether it was the live history then, each push's snapshot (`WatchedSession`,
-   a subclass, so the production class carries no probes).
-3. **Translate**: report it all in the model's vocabulary (`Observation`):
-   item ids of the scenario, task numbers, phases.
+   which object a push diffed and whether it was the live history then, each
+   push's snapshot (`WatchedSession`, a subclass, so the production class
+   carries no probes).
+3. **Translate**: report your side in the model's vocabulary
+   (`FrameworkView`): item ids of the scenario, task numbers, phases.
 
 The phases are read off the code's own state instead of being recorded: a task
 queued at the agent's gate waits for the activity lock, one queued at the
@@ -25,11 +26,12 @@ the harness looks.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 from examples.callback_session.agent import VoiceAgent
-from examples.callback_session.fake_server import FakeAcmeServer, Origin, Sent
+from examples.callback_session.fake_server import AcmeWire
 from examples.callback_session.session import (
     AckKey,
     AckTimeout,
@@ -39,17 +41,20 @@ from examples.callback_session.session import (
     Item,
     Sync,
 )
-from impl.fake_server import VirtualClock
-from model import Config, EventKind, OpKind, Pc
+from model import Config, OpKind, Pc
 from proofs.engines.conformance import (
     Adapter,
     AdapterFactory,
-    EventView,
+    FrameworkView,
     LockView,
-    Observation,
-    OpView,
+    SiteTasks,
+    StandIn,
     TaskView,
+    compose,
 )
+
+#: Who sent an op: the asyncio task that was running when the session sent it.
+Origin = asyncio.Task[Any] | None
 
 #: The catalog sites this agent has; a scenario that calls another cannot run.
 SITES = frozenset(
@@ -105,8 +110,8 @@ class WatchedSession(CallbackSession):
 AgentFactory = Callable[[CallbackSession, Conversation], VoiceAgent]
 
 
-class AcmeAdapter:
-    """One run of the example agent over the fake server, for one model config."""
+class AcmeAdapter(SiteTasks):
+    """The example agent's side of one run over the stand-in, for one model config."""
 
     def __init__(
         self,
@@ -115,6 +120,7 @@ class AcmeAdapter:
         agent_factory: AgentFactory = VoiceAgent,
         session_class: type[WatchedSession] = WatchedSession,
     ) -> None:
+        super().__init__()
         self.config = config
         scenario = config.scenario
         unsupported = sorted({call.site for call in scenario.calls} - SITES)
@@ -132,19 +138,18 @@ class AcmeAdapter:
         #: Model id of each key the server assigned.
         self.names: dict[str, str] = {}
         self.keys: dict[str, str] = {}
-        self.server = FakeAcmeServer(self.items[key] for key in scenario.server)
-        self.clock = VirtualClock()
+        self._server_keys = itertools.count(1)
+        self.server = StandIn((key, self.items[key]) for key in scenario.server)
         self.session = session_class(
-            self.server,
-            timer=self.clock,
+            AcmeWire(self.server),
+            timer=self.server.clock,
             history=[self.items[key] for key in scenario.server],
         )
         self.agent = agent_factory(
             self.session, Conversation(self.items[key] for key in scenario.initial_local)
         )
         self.session.live = lambda: self.agent.history
-        # -- per call: its task, the application's copy, the object it pushes, its base
-        self.tasks: dict[int, asyncio.Task[None]] = {}
+        # -- per call: the application's copy, the object it pushes, its base
         self.copies: dict[int, tuple[Conversation, tuple[str, ...]]] = {}
         self.requests: dict[int, Conversation] = {}
         self.bases: dict[int, frozenset[str]] = {}
@@ -157,8 +162,7 @@ class AcmeAdapter:
         self.copies[task] = (copied, copied.keys())
 
     def call(self, task: int) -> None:
-        started = asyncio.get_running_loop().create_task(self._site(task), name=f"T{task}")
-        self.tasks[task] = started
+        self.start(task, self._site(task))
 
     async def _site(self, task: int) -> None:
         """What the application and the framework do for one call of a site."""
@@ -186,115 +190,43 @@ class AcmeAdapter:
             self.bases[task] = frozenset(agent.history.keys()) | frozenset(call.drops)
             await agent.drop_unplayed(call.drops)
 
-    def server_apply(self) -> None:
-        self.server.apply_next()
-
-    def server_reject(self) -> None:
-        self.server.reject_next()
-
-    def client_apply(self) -> None:
-        self.server.deliver_next()
-
-    def model_creates(self, item: str) -> None:
-        key = self.server.model_creates("assistant", f"function call {item}")
+    def server_item(self, item: str) -> tuple[str, object]:
+        """The model's item gets a key the server assigns (`srv-1`, ...)."""
+        key = f"srv-{next(self._server_keys)}"
         self.names[key] = item
         self.keys[item] = key
+        return key, Item(key, "assistant", f"function call {item}")
 
     def learn(self, item: str) -> None:
         key = self.keys[item]
         self.agent.learn(Item(key, "assistant", f"function call {item}"))
         self.learned.add(item)
 
-    def timeout(self, task: int) -> None:
-        self.clock.fire(self.tasks[task])
-
     # -- 2 and 3. watch and translate ---------------------------------------------------
 
-    def observe(self) -> Observation:
-        server = self.server
-        return Observation(
-            server=self._ids(server.conversation.keys()),
+    def observe(self) -> FrameworkView:
+        return FrameworkView(
             mirror=self._ids(self.session.mirror_keys()),
             local=self._ids(self.agent.history.keys()),
-            to_server=tuple(self._op(sent) for sent in server.inbound),
-            to_client=tuple(self._event(e.event, e.answers) for e in server.in_flight()),
             activity_lock=self._lock(self.agent.sync_gate),
             provider_lock=self._lock(self.session.gate),
             tasks=tuple(self._task(index) for index in range(len(self.config.scenario.calls))),
-            created=server.created,
             learned=frozenset(self.learned),
-            acked=frozenset(self._ids(server.acked)),
-            reached=frozenset(self._ids(server.reached)),
-            removed=frozenset(self._ids(server.removed)),
-            deletes_sent=frozenset(
-                (self._who(origin), self._id(key), acked)
-                for origin, key, acked in server.deletes_sent
-            ),
-            refused=frozenset(self._ids(server.refused)),
-            recreated=frozenset(
-                (self._who(origin), self._id(key)) for origin, key in server.recreated
-            ),
         )
 
-    def errors(self) -> list[str]:
-        return [
-            f"T{index}: {task.exception()!r}"
-            for index, task in sorted(self.tasks.items())
-            if task.done() and not task.cancelled() and task.exception() is not None
-        ]
+    def name(self, wire_id: str) -> str:
+        return self.names.get(wire_id, wire_id)
 
-    def close(self) -> None:
-        for task in self.tasks.values():
-            task.cancel()
-
-    def _id(self, key: str) -> str:
-        return self.names.get(key, key)
-
-    def _ids(self, keys: tuple[str, ...] | set[str]) -> tuple[str, ...]:
-        return tuple(self._id(key) for key in keys)
+    def _ids(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self.name(key) for key in keys)
 
     def _who(self, origin: Origin) -> int:
-        for index, task in self.tasks.items():
-            if task is origin:
-                return index
-        raise RuntimeError(
-            f"an op was sent outside any site call ({origin!r}): send only from the tasks "
-            "that `call` starts, or teach `_who` the task that sent it"
-        )
+        found = self.who(origin)
+        assert found is not None
+        return found
 
     def _ack(self, ack: AckKey) -> tuple[OpKind, str]:
-        return (OpKind(ack[0]), self._id(ack[1]))
-
-    def _op(self, sent: Sent) -> OpView:
-        message = sent.message
-        if message["type"] == "item.delete":
-            return OpView(OpKind.DELETE, self._id(message["key"]), None, self._who(sent.origin))
-        after = message["after"]
-        return OpView(
-            OpKind.CREATE,
-            self._id(message["item"]["key"]),
-            None if after is None else self._id(after),
-            self._who(sent.origin),
-        )
-
-    def _event(self, event: dict[str, Any], answers: Sent | None) -> EventView:
-        task = None if answers is None else self._who(answers.origin)
-        if event["type"] == "item.created":
-            after = event["after"]
-            return EventView(
-                EventKind.ADDED,
-                self._id(event["item"]["key"]),
-                None if after is None else self._id(after),
-                task=task,
-            )
-        if event["type"] == "item.deleted":
-            return EventView(EventKind.DELETED, self._id(event["key"]), task=task)
-        assert answers is not None, "an error answers an op"
-        op = answers.message
-        if op["type"] == "item.delete":
-            return EventView(EventKind.REJECTED, self._id(op["key"]), op=OpKind.DELETE, task=task)
-        item = self._id(op["item"]["key"])
-        return EventView(EventKind.REJECTED, item, op=OpKind.CREATE, task=task)
+        return (OpKind(ack[0]), self.name(ack[1]))
 
     def _lock(self, gate: Gate) -> LockView:
         holder = None if gate.owner is None else self._who(gate.owner)
@@ -344,7 +276,7 @@ class AcmeAdapter:
 
 def acme_adapter(config: Config) -> Adapter:
     """The factory the harness calls for each run: the example as shipped."""
-    return AcmeAdapter(config)
+    return compose(AcmeAdapter)(config)
 
 
 def acme_factory(
@@ -353,7 +285,6 @@ def acme_factory(
 ) -> AdapterFactory:
     """A factory running other agent or session classes (the tests' mutants)."""
 
-    def build(config: Config) -> Adapter:
-        return AcmeAdapter(config, agent_factory=agent_factory, session_class=session_class)
-
-    return build
+    return compose(
+        lambda config: AcmeAdapter(config, agent_factory=agent_factory, session_class=session_class)
+    )

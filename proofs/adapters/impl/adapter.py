@@ -1,10 +1,11 @@
-"""The first adapter: ackguard's own implementation (`impl/`) over the fake server.
+"""The first adapter: ackguard's own implementation (`impl/`) over the shared stand-in.
 
 Item ids of the scenario become chat items of the kind their site makes (a user
 message for a user turn, a function call output for a tool push, a function call
 for an item the model creates). The session and activity classes are parameters
 so that tests can run deliberately wrong implementations (mutants) through the
-same harness.
+same harness. `StandInTransport` is the wire bridge: impl's `Transport` over
+the stand-in, with a receive loop that waits for each delivered event.
 """
 
 from __future__ import annotations
@@ -14,21 +15,30 @@ from collections.abc import Callable
 
 from impl.activity import AgentActivity
 from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCall, FunctionCallOutput
-from impl.fake_server import FakeServer, SentEvent, SentOp
 from impl.policy import POLICIES, Policy, SessionKind
 from impl.probe import Phase, PushRecord, TracedLock
 from impl.session import RealtimeSession
 from impl.three_way import ThreeWaySession
-from impl.transport import CreateOp, DeleteOp, ErrorEvent, ItemAdded, ItemDeleted
+from impl.transport import (
+    ClientOp,
+    CreateOp,
+    DeleteOp,
+    ErrorEvent,
+    ItemAdded,
+    ItemDeleted,
+    ServerEvent,
+)
 from model import Config, EventKind, OpKind, Pc
-from proofs.engines.conformance.adapter import (
-    Adapter,
+from proofs.engines.conformance import (
     AdapterFactory,
-    EventView,
+    FrameworkView,
     LockView,
-    Observation,
     OpView,
+    SiteTasks,
+    StandIn,
     TaskView,
+    WireOp,
+    compose,
 )
 from proofs.errors import UnsupportedConfig
 
@@ -49,8 +59,51 @@ def make_item(item_id: str, site: str | None) -> ChatItem:
     return ChatMessage(item_id, "user" if item_id.startswith("msg") else "assistant", item_id)
 
 
-class ImplAdapter:
-    """Drives `impl.AgentActivity` and a provider session over `impl.FakeServer`."""
+class StandInTransport:
+    """impl's `Transport` over the shared stand-in (the client end of its socket)."""
+
+    def __init__(self, server: StandIn) -> None:
+        self.server = server
+        server.on_deliver = self._wake
+        #: Every op ever sent, by event id (a three-way session names its outstanding ops so).
+        self.sent: dict[str, WireOp] = {}
+        self._receiver: asyncio.Future[None] | None = None
+
+    def send(self, op: ClientOp) -> None:
+        origin = asyncio.current_task()
+        if isinstance(op, CreateOp):
+            wire = WireOp(OpKind.CREATE, op.item.id, op.previous_id, op.item, origin, op)
+        else:
+            wire = WireOp(OpKind.DELETE, op.item_id, origin=origin, message=op)
+        self.sent[op.event_id] = wire
+        self.server.send(wire)
+
+    async def recv(self) -> ServerEvent:
+        while not self.server.delivered:
+            receiver: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._receiver = receiver
+            try:
+                await receiver
+            finally:
+                self._receiver = None
+        event = self.server.take()
+        if event.kind is EventKind.ADDED:
+            assert isinstance(event.payload, ChatItem)
+            return ItemAdded(event.payload, event.after)
+        if event.kind is EventKind.DELETED:
+            return ItemDeleted(event.item)
+        assert event.answers is not None
+        answered = event.answers.message
+        assert isinstance(answered, CreateOp | DeleteOp)
+        return ErrorEvent(answered.event_id, event.reason)
+
+    def _wake(self) -> None:
+        if self._receiver is not None and not self._receiver.done():
+            self._receiver.set_result(None)
+
+
+class ImplFramework(SiteTasks):
+    """Drives `impl.AgentActivity` and a provider session over the shared stand-in."""
 
     def __init__(
         self,
@@ -60,6 +113,7 @@ class ImplAdapter:
         activity_factory: ActivityFactory | None = None,
         policy: Policy | None = None,
     ) -> None:
+        super().__init__()
         self.config = config
         if policy is None:
             if config.variant.name not in POLICIES:
@@ -75,13 +129,14 @@ class ImplAdapter:
                 self.items[item_id] = make_item(item_id, call.site)
         for item_id in scenario.server_pool:
             self.items[item_id] = make_item(item_id, "model")
-        self.server = FakeServer(self.items[i] for i in scenario.server)
+        self.server = StandIn((i, self.items[i]) for i in scenario.server)
+        self.transport = StandInTransport(self.server)
         if session_factory is None:
             session_factory = (
                 ThreeWaySession if policy.session is SessionKind.THREE_WAY else RealtimeSession
             )
         self.session = session_factory(
-            self.server.transport,
+            self.transport,
             clock=self.server.clock,
             initial=[self.items[i] for i in scenario.server],
         )
@@ -92,32 +147,16 @@ class ImplAdapter:
             policy=policy,
             chat_ctx=ChatContext(self.items[i] for i in scenario.initial_local),
         )
-        self.tasks: dict[int, asyncio.Task[None]] = {}
-        self._index: dict[object, int] = {}
         self.copies: dict[int, ChatContext] = {}
         self.learned: set[str] = set()
 
-    @classmethod
-    def factory(
-        cls,
-        *,
-        session_factory: SessionFactory | None = None,
-        activity_factory: ActivityFactory | None = None,
-    ) -> AdapterFactory:
-        def build(config: Config) -> Adapter:
-            return cls(config, session_factory=session_factory, activity_factory=activity_factory)
-
-        return build
-
-    # -- stimuli ----------------------------------------------------------------------
+    # -- the application and the sites ------------------------------------------------
 
     def copy(self, task: int) -> None:
         self.copies[task] = self.activity.chat_ctx.copy()
 
     def call(self, task: int) -> None:
-        started = asyncio.get_running_loop().create_task(self._site_call(task), name=f"T{task}")
-        self.tasks[task] = started
-        self._index[started] = task
+        self.start(task, self._site_call(task))
 
     async def _site_call(self, task: int) -> None:
         call = self.config.call(task)
@@ -147,102 +186,53 @@ class ImplAdapter:
         else:
             raise UnsupportedConfig(f"impl has no site {site!r} taking {call}")
 
-    def server_apply(self) -> None:
-        self.server.deliver_to_server()
-
-    def server_reject(self) -> None:
-        self.server.reject_next()
-
-    def client_apply(self) -> None:
-        self.server.deliver_to_client()
-
-    def model_creates(self, item: str) -> None:
-        self.server.model_creates(self.items[item])
-
     def learn(self, item: str) -> None:
         self.activity.learn(self.items[item])
         self.learned.add(item)
 
-    def timeout(self, task: int) -> None:
-        self.server.clock.fire(self.tasks[task])
+    def server_item(self, item: str) -> tuple[str, object]:
+        return item, self.items[item]
 
     # -- reading ----------------------------------------------------------------------
 
-    def observe(self) -> Observation:
-        server = self.server
+    def observe(self) -> FrameworkView:
         session = self.session
         outstanding: tuple[OpView, ...] = ()
         gone: frozenset[str] = frozenset()
         if isinstance(session, ThreeWaySession):
-            outstanding = tuple(self._op(server.sent[op.event_id]) for op in session.outstanding())
+            outstanding = tuple(
+                self._op(self.transport.sent[op.event_id]) for op in session.outstanding()
+            )
             gone = session.gone()
         provider = session.lock if isinstance(session, RealtimeSession) else None
-        return Observation(
-            server=server.server_ids(),
+        return FrameworkView(
             mirror=session.mirror_ids(),
             local=self.activity.chat_ctx.ids(),
-            to_server=tuple(self._op(sent) for sent in server.to_server),
-            to_client=tuple(self._event(sent) for sent in server.events_in_flight()),
             activity_lock=self._lock(self.activity.lock),
             provider_lock=self._lock(provider) if provider is not None else LockView(),
             tasks=tuple(self._task(index) for index in range(len(self.config.scenario.calls))),
-            created=server.created,
             learned=frozenset(self.learned),
             outstanding=outstanding,
             gone=gone,
-            acked=frozenset(server.acked),
-            reached=frozenset(server.reached),
-            removed=frozenset(server.removed),
-            deletes_sent=frozenset(
-                (self._who(origin), item, acked) for origin, item, acked in server.deletes_sent
-            ),
-            refused=frozenset(server.refused),
-            recreated=frozenset((self._who(origin), item) for origin, item in server.recreated),
         )
 
-    def errors(self) -> list[str]:
-        found = []
-        for index, task in sorted(self.tasks.items()):
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                found.append(f"T{index}: {task.exception()!r}")
-        return found
-
     def close(self) -> None:
-        for task in self.tasks.values():
-            if not task.done():
-                task.cancel()
+        super().close()
         recv = getattr(self.session, "_recv_task", None)
         if isinstance(recv, asyncio.Task) and not recv.done():
             recv.cancel()
 
-    def _who(self, origin: object) -> int:
-        try:
-            return self._index[origin]
-        except (KeyError, TypeError):
-            raise RuntimeError(f"an op was sent outside any site call ({origin!r})") from None
+    def _index(self, origin: object) -> int:
+        found = self.who(origin)
+        assert found is not None
+        return found
 
-    def _op(self, sent: SentOp) -> OpView:
-        op = sent.op
-        if isinstance(op, CreateOp):
-            return OpView(OpKind.CREATE, op.item.id, op.previous_id, self._who(sent.origin))
-        return OpView(OpKind.DELETE, op.item_id, None, self._who(sent.origin))
-
-    def _event(self, sent: SentEvent) -> EventView:
-        event = sent.event
-        task = None if sent.answers is None else self._who(sent.answers.origin)
-        if isinstance(event, ItemAdded):
-            return EventView(EventKind.ADDED, event.item.id, event.previous_id, task=task)
-        if isinstance(event, ItemDeleted):
-            return EventView(EventKind.DELETED, event.item_id, task=task)
-        assert isinstance(event, ErrorEvent) and sent.answers is not None
-        op = sent.answers.op
-        if isinstance(op, DeleteOp):
-            return EventView(EventKind.REJECTED, op.item_id, op=OpKind.DELETE, task=task)
-        return EventView(EventKind.REJECTED, op.item.id, op=OpKind.CREATE, task=task)
+    def _op(self, sent: WireOp) -> OpView:
+        return OpView(sent.kind, sent.item, sent.after, self._index(sent.origin))
 
     def _lock(self, lock: TracedLock) -> LockView:
-        holder = None if lock.holder is None else self._who(lock.holder)
-        return LockView(holder, tuple(self._who(task) for task in lock.waiting))
+        holder = None if lock.holder is None else self._index(lock.holder)
+        return LockView(holder, tuple(self._index(task) for task in lock.waiting))
 
     def _task(self, index: int) -> TaskView:
         record = self._record(index)
@@ -274,6 +264,24 @@ class ImplAdapter:
                 return record
         return None
 
+    @classmethod
+    def factory(
+        cls,
+        *,
+        session_factory: SessionFactory | None = None,
+        activity_factory: ActivityFactory | None = None,
+    ) -> AdapterFactory:
+        """An adapter factory running other session or activity classes (the mutants)."""
+        return compose(
+            lambda config: cls(
+                config, session_factory=session_factory, activity_factory=activity_factory
+            )
+        )
+
+
+#: The name the tests and docs know it by.
+ImplAdapter = ImplFramework
+
 
 def _outputs(items: tuple[ChatItem, ...]) -> tuple[FunctionCallOutput, ...]:
     outputs = tuple(item for item in items if isinstance(item, FunctionCallOutput))
@@ -282,6 +290,5 @@ def _outputs(items: tuple[ChatItem, ...]) -> tuple[FunctionCallOutput, ...]:
     return outputs
 
 
-def impl_adapter(config: Config) -> Adapter:
-    """The default factory: the implementation as shipped, under the variant's policy."""
-    return ImplAdapter(config)
+#: The default factory: the implementation as shipped, under the variant's policy.
+impl_adapter: AdapterFactory = compose(ImplFramework)

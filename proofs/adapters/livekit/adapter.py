@@ -42,23 +42,24 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, llm
 from livekit.agents.voice.agent import ModelSettings
 from livekit.agents.voice.speech_handle import SpeechHandle
 
-from model import Config, EventKind, OpKind, Pc, RequestSource
+from model import Config, OpKind, Pc, RequestSource
 from model.sites import SITES_BY_NAME
 from proofs.adapters.livekit.probe import HolderLock, Phase, PushRecord, Tracker
 from proofs.adapters.livekit.standin import (
     Generation,
-    SentEvent,
     SentOp,
     StandInModel,
     StandInServer,
     StandInSession,
     Stream,
 )
-from proofs.engines.conformance.adapter import EventView, LockView, Observation, OpView, TaskView
+from proofs.engines.conformance import WireEvent, WireOp
+from proofs.engines.conformance.adapter import LockView, Observation, TaskView
 from proofs.engines.conformance.loop import ControlledLoop
 from proofs.errors import SetupError, UnsupportedConfig
 
@@ -422,32 +423,27 @@ class LivekitAdapter:
         for record in self.tracker.records.values():
             if record.request is not None:
                 self._learn_names(record.request.items)
+        server = self.server.shared.view(self.names.get, self._who, self._anchor)
         return Observation(
-            server=self._named(self.server.ids()),
+            **attrs.asdict(server, recurse=False)
+            | {"created": len([i for i in self.pool if i in self.server.shared.reached])},
             mirror=self._named(self.rt.mirror_ids()),
             local=local,
-            to_server=tuple(v for v in (self._op(op) for op in self.server.to_server) if v),
-            to_client=tuple(v for v in (self._event(e) for e in self.server.to_client) if v),
             activity_lock=self._lock(getattr(self.activity, "_rt_chat_ctx_lock", None)),
             provider_lock=self._traced(self.rt.lock.holder, self.rt.lock.waiting),
             tasks=tuple(self._task(i) for i in range(len(self.config.scenario.calls))),
-            created=len([i for i in self.pool if i in self.server.reached]),
             learned=frozenset(i for i in local if i in self.pool),
-            acked=frozenset(self.names[i] for i in self.server.acked if i in self.names),
-            reached=frozenset(self.names[i] for i in self.server.reached if i in self.names),
-            removed=frozenset(self.names[i] for i in self.server.removed if i in self.names),
-            refused=frozenset(self.names[i] for i in self.server.refused if i in self.names),
-            deletes_sent=frozenset(
-                (who, self.names[item], acked)
-                for origin, item, acked in self.server.deletes_sent
-                if item in self.names and (who := self._who(origin)) is not None
-            ),
-            recreated=frozenset(
-                (who, self.names[item])
-                for origin, item in self.server.recreated
-                if item in self.names and (who := self._who(origin)) is not None
-            ),
         )
+
+    def _anchor(self, wire: WireOp | WireEvent) -> str | None:
+        """Where the model has a create or an "added" event: after the nearest
+        scenario item before it (the model knows no set-up items)."""
+        if isinstance(wire, WireEvent):
+            if wire.answers is None:
+                return self._server_after(wire.item)
+            wire = wire.answers
+        assert isinstance(wire.message, SentOp)
+        return self._after_name(wire.message)
 
     def _after_name(self, op: SentOp) -> str | None:
         """The nearest scenario item before a create's item in the request it came from.
@@ -464,42 +460,17 @@ class LivekitAdapter:
                 previous = self.names[item_id]
         return previous
 
-    def _who(self, origin: asyncio.Task[Any] | None) -> int | None:
+    def _who(self, origin: object) -> int | None:
         for record in self.tracker.records.values():
             if record.task is origin and origin is not None:
                 return record.call
         return None
 
-    def _op(self, op: SentOp) -> OpView | None:
-        name = self.names.get(op.item_id)
-        if name is None:
-            return None
-        after = self._after_name(op) if op.kind == "create" else None
-        kind = OpKind.CREATE if op.kind == "create" else OpKind.DELETE
-        return OpView(kind, name, after, self._who(op.origin))
-
-    def _event(self, event: SentEvent) -> EventView | None:
-        name = self.names.get(event.item_id)
-        if name is None:
-            return None
-        task = None if event.answers is None else self._who(event.answers.origin)
-        if event.kind == "added":
-            if event.answers is None:
-                after = self._server_after(event)
-            else:
-                after = self._after_name(event.answers)
-            return EventView(EventKind.ADDED, name, after, task=task)
-        if event.kind == "deleted":
-            return EventView(EventKind.DELETED, name, task=task)
-        assert event.answers is not None
-        op = OpKind.CREATE if event.answers.kind == "create" else OpKind.DELETE
-        return EventView(EventKind.REJECTED, name, op=op, task=task)
-
-    def _server_after(self, event: SentEvent) -> str | None:
+    def _server_after(self, item_id: str) -> str | None:
         """The nearest scenario item before a model-created item on the server."""
         previous: str | None = None
         for item in self.server.conversation:
-            if item.id == event.item_id:
+            if item.id == item_id:
                 return previous
             if item.id in self.names:
                 previous = self.names[item.id]

@@ -4,27 +4,30 @@ livekit-agents has no probes, so the harness reads the running code instead:
 
 * Which scenario call a push belongs to, and from which line of
   `agent_activity.py` it comes, is read from the await chain on the Python
-  stack when the push touches the session (reads its mirror, takes the activity
+  stack (`site_frame`) when the push touches the session (reads its mirror, takes the activity
   lock, calls `update_chat_ctx`): the activity method's frame and its locals
   (`generation_ev`, `user_input`, `text`) name the call.
-* The activity lock of 1.8.9 is swapped, before any push, for `HolderLock`: an
-  `asyncio.Lock` subclass that also records which task holds it and which wait,
-  with the same awaits (a free lock is taken without yielding).
+* The activity lock of 1.8.9 is swapped, before any push, for the engines'
+  `HolderLock`, which also records which task holds it and which wait.
+
+Both ways are generic (`proofs.engines.conformance.probes`); what is livekit's
+here is which functions push and how a frame's locals name a scenario call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import FrameType
-from typing import Any, Literal
+from typing import Any
 
 from livekit.agents import llm
 
 from proofs.adapters.livekit.standin import AckKey, Probe
+from proofs.engines.conformance.probes import HolderLock, site_frame
+
+__all__ = ["SITE_FUNCTIONS", "HolderLock", "Phase", "PushRecord", "Touch", "Tracker"]
 
 #: The activity methods that push, as the audit names them.
 SITE_FUNCTIONS = frozenset(
@@ -35,36 +38,6 @@ SITE_FUNCTIONS = frozenset(
         "_tts_task_impl",
     }
 )
-
-
-class HolderLock(asyncio.Lock):
-    """An asyncio.Lock that records its holder and its waiters, first first.
-
-    Right after a release asyncio has handed the lock to the first waiter, which
-    has not run yet: `holder` is None and that waiter is still first in `waiting`.
-    """
-
-    def __init__(self, on_acquire: Callable[[], None] | None = None) -> None:
-        super().__init__()
-        self.holder: asyncio.Task[Any] | None = None
-        self.waiting: list[asyncio.Task[Any] | None] = []
-        self._on_acquire = on_acquire
-
-    async def acquire(self) -> Literal[True]:
-        if self._on_acquire is not None:
-            self._on_acquire()
-        me = asyncio.current_task()
-        self.waiting.append(me)
-        try:
-            await super().acquire()
-        finally:
-            self.waiting.remove(me)
-        self.holder = me
-        return True
-
-    def release(self) -> None:
-        self.holder = None
-        super().release()
 
 
 class Phase(enum.Enum):
@@ -135,16 +108,9 @@ class Tracker(Probe):
 
     # -- attribution ---------------------------------------------------------------
 
-    def _site_frame(self) -> FrameType | None:
-        frame: FrameType | None = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_name in SITE_FUNCTIONS and _is_activity(frame.f_locals.get("self")):
-                return frame
-            frame = frame.f_back
-        return None
-
     def _record(self, what: str) -> PushRecord | None:
-        frame = self._site_frame()
+        # from the hook that called _record up
+        frame = site_frame(SITE_FUNCTIONS, _is_activity)
         task = asyncio.current_task()
         if frame is None:
             return None

@@ -6,9 +6,11 @@ back from the server; `update_chat_ctx` holds the session's own asyncio.Lock
 across the diff (livekit-agents' own `llm.utils.compute_chat_ctx_diff`), the
 sends and the wait for every ack, and raises `llm.RealtimeError` when that wait
 times out, as the OpenAI realtime session does. What the session does *not* do
-is talk to anyone: ops go to a `StandInServer` that applies them, emits events
-and hands them to the client only when the harness says so, and the ack
-timeout is a virtual clock the harness fires.
+is talk to anyone: ops go to ackguard's shared stand-in server
+(`proofs.engines.conformance.StandIn`, seen through `StandInServer` in
+livekit's types), which applies them, emits events and hands them to the
+client only when the harness says so, and the ack timeout is its virtual
+clock, which the harness fires.
 
 Written for ackguard from the behaviour described in
 `shared/reference/livekit-agents.md`; no livekit-agents code is copied here.
@@ -22,15 +24,17 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from livekit import rtc
 from livekit.agents import NOT_GIVEN, NotGivenOr, llm
 from livekit.agents.llm.remote_chat_context import RemoteChatContext
 from livekit.agents.voice.generation import remove_instructions
 
-from impl.fake_server import VirtualClock
 from impl.probe import TracedLock
+from model import EventKind as WireEventKind
+from model import OpKind as WireKind
+from proofs.engines.conformance import AckClock, StandIn, WireEvent, WireOp
 
 log = logging.getLogger("ackguard.livekit.standin")
 
@@ -68,93 +72,88 @@ class SentEvent:
 
 
 class StandInServer:
-    """The server end: a conversation, two FIFOs, and what it observed.
+    """The shared stand-in server (`proofs.engines.conformance.StandIn`) in livekit's types.
 
-    It applies ops as the model's server does (a duplicate create, a create
-    after an unknown item and a delete of an unknown item are answered by an
-    error event), and records what the harness's invariant checks read: deletes
-    sent (with whether the client had seen the item acknowledged), items that
-    ever reached it, items a delete removed, and re-creations.
+    The conversation, both FIFOs, the rules by which ops are applied or refused,
+    the model's items at the tail and every record the invariant checks read
+    are the shared stand-in's; this bridge keeps livekit's own records beside
+    it: each op as the session sent it (`SentOp`) and each event as a
+    `SentEvent` carrying a livekit chat item. The session applies an event the
+    moment the harness delivers it (`next_event`).
     """
 
     def __init__(self, items: list[llm.ChatItem]) -> None:
-        self.conversation: list[llm.ChatItem] = list(items)
-        self.to_server: deque[SentOp] = deque()
-        self.to_client: deque[SentEvent] = deque()
-        initial = {item.id for item in items}
-        self.acked: set[str] = set(initial)
-        self.reached: set[str] = set(initial)
-        self.removed: set[str] = set()
-        self.deletes_sent: list[tuple[asyncio.Task[Any] | None, str, bool]] = []
-        self.recreated: list[tuple[asyncio.Task[Any] | None, str]] = []
-        #: Items whose create was refused because the item it was to follow had
-        #: been deleted (the create was sent, so the item counts as pushed).
-        self.refused: set[str] = set()
-        self.created = 0
+        self.shared = StandIn(((item.id, item) for item in items), on_deliver=_at_once)
+
+    # -- the shared stand-in's state, as livekit's records ----------------------------
+
+    @property
+    def conversation(self) -> list[llm.ChatItem]:
+        return [_chat_item(payload) for _, payload in self.shared.conversation]
+
+    @property
+    def to_server(self) -> list[SentOp]:
+        return [_sent(op) for op in self.shared.to_server]
+
+    @property
+    def to_client(self) -> list[SentEvent]:
+        return [_event(event) for event in self.shared.to_client]
 
     def ids(self) -> tuple[str, ...]:
-        return tuple(item.id for item in self.conversation)
+        return self.shared.ids()
 
-    def _index(self, item_id: str) -> int | None:
-        for index, item in enumerate(self.conversation):
-            if item.id == item_id:
-                return index
-        return None
+    #: What the invariant checks read (acked, reached, removed, refused, recreated)
+    #: is on `shared`; deletes are read here too, by the stand-in's own tests.
+    @property
+    def deletes_sent(self) -> list[tuple[object, str, bool]]:
+        return self.shared.deletes_sent
+
+    # -- the wire and the environment's moves -------------------------------------------
 
     def receive(self, op: SentOp) -> None:
-        if op.kind == "delete":
-            self.deletes_sent.append((op.origin, op.item_id, op.item_id in self.acked))
-        self.to_server.append(op)
+        kind = WireKind.CREATE if op.kind == "create" else WireKind.DELETE
+        self.shared.send(WireOp(kind, op.item_id, op.previous_id, op.item, op.origin, op))
 
     def apply_next(self) -> None:
         """Apply the next op in flight, or answer it with an error as the real server would."""
-        op = self.to_server.popleft()
-        if op.kind == "delete":
-            index = self._index(op.item_id)
-            if index is None:
-                self.to_client.append(SentEvent("error", op.item_id, op))
-                return
-            del self.conversation[index]
-            self.removed.add(op.item_id)
-            self.to_client.append(SentEvent("deleted", op.item_id, op))
-            return
-        assert op.item is not None
-        if self._index(op.item_id) is not None:
-            self.to_client.append(SentEvent("error", op.item_id, op))
-            return
-        if op.previous_id is None:
-            position = 0
-        else:
-            previous = self._index(op.previous_id)
-            if previous is None:
-                if op.previous_id in self.removed:
-                    self.refused.add(op.item_id)
-                self.to_client.append(SentEvent("error", op.item_id, op))
-                return
-            position = previous + 1
-        self.conversation.insert(position, op.item)
-        self.reached.add(op.item_id)
-        if op.item_id in self.removed:
-            self.recreated.append((op.origin, op.item_id))
-        self.to_client.append(SentEvent("added", op.item_id, op, op.item, op.previous_id))
+        self.shared.apply_next()
 
     def reject_next(self) -> None:
-        op = self.to_server.popleft()
-        self.to_client.append(SentEvent("error", op.item_id, op))
+        self.shared.reject_next()
 
     def model_creates(self, item: llm.ChatItem) -> None:
         """The model adds an item of its own at the tail (an assistant turn, a function call)."""
-        previous = self.conversation[-1].id if self.conversation else None
-        self.conversation.append(item)
-        self.reached.add(item.id)
-        self.created += 1
-        self.to_client.append(SentEvent("added", item.id, None, item, previous))
+        self.shared.model_creates(item.id, item)
 
     def next_event(self) -> SentEvent:
-        event = self.to_client.popleft()
-        if event.kind == "added":
-            self.acked.add(event.item_id)
-        return event
+        self.shared.deliver_next()
+        return _event(self.shared.take())
+
+
+def _at_once() -> None:
+    """livekit's session takes each event when the harness delivers it (`deliver`)."""
+
+
+def _chat_item(payload: object) -> llm.ChatItem:
+    return cast(llm.ChatItem, payload)  # the bridge put only chat items in
+
+
+def _sent(op: WireOp) -> SentOp:
+    assert isinstance(op.message, SentOp)
+    return op.message
+
+
+_EVENT_KINDS: dict[WireEventKind, EventKind] = {
+    WireEventKind.ADDED: "added",
+    WireEventKind.DELETED: "deleted",
+    WireEventKind.REJECTED: "error",
+}
+
+
+def _event(event: WireEvent) -> SentEvent:
+    answers = None if event.answers is None else _sent(event.answers)
+    item = None if event.payload is None else _chat_item(event.payload)
+    return SentEvent(_EVENT_KINDS[event.kind], event.item, answers, item, event.after)
 
 
 class Probe:
@@ -500,10 +499,10 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
 class StandInModel(llm.RealtimeModel):
     """The realtime model handed to `AgentSession(llm=...)`; its sessions share one server."""
 
-    def __init__(self, server: StandInServer, clock: VirtualClock | None = None) -> None:
+    def __init__(self, server: StandInServer, clock: AckClock | None = None) -> None:
         super().__init__(capabilities=capabilities())
         self.server = server
-        self.clock = clock if clock is not None else VirtualClock()
+        self.clock = clock if clock is not None else server.shared.clock
         self.sessions: list[StandInSession] = []
         self.on_session: Callable[[StandInSession], None] | None = None
 

@@ -1,25 +1,33 @@
-"""The adapter protocol: how the harness drives and reads an implementation.
+"""The adapter protocol, in two parts: the framework's and the environment's.
 
-A team porting the fix writes one `Adapter` for its own code; everything else
-(lockstep, exhaustive, replay, Hypothesis, scheduler mode) is reused. The
-harness calls every method with its controlled loop running, and between two
-calls runs that loop until every task is blocked.
+A team porting the fix writes one `Framework` for its own code: start a site
+call, the application's copy, the local context learning a server-created
+item, and observing its side (`FrameworkView`). The environment (the server,
+both FIFOs, ack timeouts) is the shared stand-in (`standin.StandIn`) every
+framework reuses through a small wire bridge, and it observes the server's side
+(`ServerView`). `compose.compose` joins the two into the `Adapter` the engines
+drive (lockstep, exhaustive, replay, Hypothesis, scheduler mode); an adapter
+that observes its own way (livekit's) may implement `Adapter` whole over the
+stand-in.
 
-Stimuli are the model's moves that come from outside the running tasks: a site
-call, the application's copy, and each decision of the environment. What an
-adapter reports is raw (`Observation`): which task holds a lock, what a push's
-request object holds, what the fake server saw. Turning that into a model state
-is the harness's job, in one place (`proofs.engines.conformance.abstraction`).
+The harness calls every method with its controlled loop running, and between
+two calls runs that loop until every task is blocked. What an adapter reports
+is raw (`Observation`): which task holds a lock, what a push's request object
+holds, what the server saw. Turning that into a model state is the harness's
+job, in one place (`proofs.engines.conformance.abstraction`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
 from model import Config, Event, OpKind, Pc
+
+if TYPE_CHECKING:
+    from proofs.engines.conformance.standin import StandIn
 
 
 @frozen
@@ -108,6 +116,89 @@ class Observation:
     refused: frozenset[str] = frozenset()
     #: Creates the server applied for an item a delete had removed: (task, item).
     recreated: frozenset[tuple[int, str]] = frozenset()
+
+
+@frozen
+class ServerView:
+    """The server's half of an `Observation`, as the shared stand-in records it."""
+
+    server: tuple[str, ...]
+    to_server: tuple[OpView, ...]
+    to_client: tuple[EventView, ...]
+    created: int
+    acked: frozenset[str]
+    reached: frozenset[str]
+    removed: frozenset[str]
+    deletes_sent: frozenset[tuple[int, str, bool]]
+    refused: frozenset[str]
+    recreated: frozenset[tuple[int, str]]
+
+
+@frozen
+class FrameworkView:
+    """The framework's half of an `Observation`: what only its own code knows."""
+
+    mirror: tuple[str, ...]
+    local: tuple[str, ...]
+    activity_lock: LockView
+    provider_lock: LockView
+    tasks: tuple[TaskView, ...]
+    learned: frozenset[str]
+    outstanding: tuple[OpView, ...] = ()
+    gone: frozenset[str] = frozenset()
+
+
+class Framework(Protocol):
+    """What a team writes for its framework (built by a `FrameworkFactory`).
+
+    It builds its code over `server` (a `StandIn` with the framework's own wire
+    bridge) and names what it sees in the model's words.
+    """
+
+    @property
+    def server(self) -> StandIn:
+        """The shared stand-in the framework's session talks to."""
+        ...
+
+    def call(self, task: int) -> None:
+        """Start call `task` of the scenario as an asyncio task."""
+        ...
+
+    def copy(self, task: int) -> None:
+        """The application copies the local context for call `task` (a caller-copy site)."""
+        ...
+
+    def learn(self, item: str) -> None:
+        """The local context learns the server-created `item` (a model id)."""
+        ...
+
+    def server_item(self, item: str) -> tuple[str, object]:
+        """The wire id and payload of the item the model creates as `item`."""
+        ...
+
+    def name(self, wire_id: str) -> str | None:
+        """The model's id for a wire id (None: an item outside the scenario, left out)."""
+        ...
+
+    def who(self, origin: object) -> int | None:
+        """The call whose task sent an op (None: not a site call's, left out)."""
+        ...
+
+    def origin(self, task: int) -> object:
+        """The asyncio task whose ack wait a timeout of call `task` fires."""
+        ...
+
+    def observe(self) -> FrameworkView: ...
+
+    def errors(self) -> list[str]:
+        """Unexpected exceptions raised by the framework's tasks so far."""
+        ...
+
+    def close(self) -> None: ...
+
+
+#: Builds a framework for a config; called with the harness's loop running.
+FrameworkFactory = Callable[[Config], Framework]
 
 
 class Adapter(Protocol):

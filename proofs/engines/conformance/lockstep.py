@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 from attrs import frozen
 
 from model import (
     INTERNAL_MOVES,
+    MOVES,
+    STIMULI,
     Config,
     Event,
     Invariant,
     Lock,
     Move,
     MoveKind,
+    MoveSpec,
     Op,
     OpKind,
     State,
@@ -48,9 +51,22 @@ from proofs.engines.conformance.adapter import Adapter, AdapterFactory, Observat
 from proofs.engines.conformance.checks import impl_violations
 from proofs.engines.conformance.loop import Fifo, Replay, Schedule, Scheduler, new_loop
 from proofs.engines.conformance.steps import Step, format_steps
-from proofs.errors import AckguardError, NotEnabled
+from proofs.errors import AckguardError, InternalError, NotEnabled
 
-STIMULI: frozenset[MoveKind] = frozenset(MoveKind) - INTERNAL_MOVES
+__all__ = [
+    "BURST_KEYS",
+    "STIMULI",
+    "STIMULUS_HANDLERS",
+    "FoundViolation",
+    "Lockstep",
+    "Mismatch",
+    "ModelSide",
+    "burst_compatible",
+    "explain",
+    "model_side",
+    "stimulate",
+    "trace_steps",
+]
 
 
 class Mismatch(AckguardError):
@@ -216,27 +232,27 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
 # -- stimuli ------------------------------------------------------------------------
 
 
+#: How each stimulus reaches an adapter; `stimulate` refuses a kind it lacks.
+STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
+    MoveKind.COPY: lambda adapter, move: adapter.copy(_task(move)),
+    MoveKind.CALL: lambda adapter, move: adapter.call(_task(move)),
+    MoveKind.SERVER_APPLY: lambda adapter, move: adapter.server_apply(),
+    MoveKind.SERVER_REJECT: lambda adapter, move: adapter.server_reject(),
+    MoveKind.CLIENT_APPLY: lambda adapter, move: adapter.client_apply(),
+    MoveKind.MODEL_CREATES: lambda adapter, move: adapter.model_creates(_item(move)),
+    MoveKind.LEARN: lambda adapter, move: adapter.learn(_item(move)),
+    MoveKind.TIMEOUT: lambda adapter, move: adapter.timeout(_task(move)),
+}
+
+
 def stimulate(adapter: Adapter, move: Move) -> None:
     """Give one stimulus to the implementation (with the loop running, not run)."""
-    kind = move.kind
-    if kind is MoveKind.COPY:
-        adapter.copy(_task(move))
-    elif kind is MoveKind.CALL:
-        adapter.call(_task(move))
-    elif kind is MoveKind.SERVER_APPLY:
-        adapter.server_apply()
-    elif kind is MoveKind.SERVER_REJECT:
-        adapter.server_reject()
-    elif kind is MoveKind.CLIENT_APPLY:
-        adapter.client_apply()
-    elif kind is MoveKind.MODEL_CREATES:
-        adapter.model_creates(_item(move))
-    elif kind is MoveKind.LEARN:
-        adapter.learn(_item(move))
-    elif kind is MoveKind.TIMEOUT:
-        adapter.timeout(_task(move))
-    else:
+    if move.kind in INTERNAL_MOVES:
         raise NotEnabled(f"{move.label()} is internal: the implementation makes it on its own")
+    handler = STIMULUS_HANDLERS.get(move.kind)
+    if handler is None:
+        raise InternalError(f"the harness has no handler for the stimulus {move.kind.value!r}")
+    handler(adapter, move)
 
 
 def _task(move: Move) -> int:
@@ -251,19 +267,42 @@ def _item(move: Move) -> str:
     return move.item
 
 
+def _burst_key(spec: MoveSpec) -> Callable[[Move], object]:
+    """What a move of this kind occupies in a burst, read off its row of `MOVES`.
+
+    A move that takes a FIFO's head occupies that FIFO (only its head can go);
+    one that names its task occupies that task (a task makes one move at a
+    time); one that appends to a FIFO from outside any task (the model's next
+    item) occupies that FIFO's tail; one told apart by its item occupies it.
+    """
+    if spec.takes is not None:
+        taken = ("takes", spec.takes)
+        return lambda move: taken
+    if spec.identified_by == "task":
+        return lambda move: ("task", move.task)
+    if spec.gives is not None:
+        given = ("gives", spec.gives)
+        return lambda move: given
+    if spec.identified_by == "item":
+        kind = spec.kind
+        return lambda move: (kind, move.item)
+    raise InternalError(f"no burst channel for {spec.kind.value!r}: give its row a FIFO or a name")
+
+
+#: Per move kind, the channel a move of it occupies in a burst (from `model.MOVES`).
+BURST_KEYS: dict[MoveKind, Callable[[Move], object]] = {
+    kind: _burst_key(spec) for kind, spec in MOVES.items()
+}
+
+
 def burst_compatible(moves: Sequence[Move]) -> bool:
     """Stimuli that can arrive together: one per channel and per task or item."""
     keys: set[object] = set()
     for move in moves:
-        kind = move.kind
-        if kind in (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT):
-            key: object = "to-server"
-        elif kind in (MoveKind.CLIENT_APPLY, MoveKind.MODEL_CREATES):
-            key = kind
-        elif kind is MoveKind.LEARN:
-            key = ("learn", move.item)
-        else:
-            key = ("task", move.task)
+        key_of = BURST_KEYS.get(move.kind)
+        if key_of is None:
+            raise InternalError(f"no burst channel for the move kind {move.kind.value!r}")
+        key = key_of(move)
         if key in keys:
             return False
         keys.add(key)

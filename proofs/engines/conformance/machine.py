@@ -27,11 +27,12 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from model import Config, Move, MoveKind
+from model import MOVES, STIMULI, Config, Move, MoveKind, MoveSpec
 from proofs.engines.conformance.adapter import AdapterFactory
 from proofs.engines.conformance.lockstep import Lockstep, burst_compatible
 from proofs.engines.conformance.loop import Schedule
 from proofs.engines.conformance.steps import Step, format_steps
+from proofs.errors import InternalError
 
 #: The most stimuli given together in one burst.
 MAX_BURST = 3
@@ -57,9 +58,25 @@ def machine_settings(examples: int, steps: int = 14) -> settings:
     )
 
 
-_STIMULI = tuple(kind for kind in MoveKind if kind.name not in ("WAKE", "RESUME"))
-_WITH_TASK = (MoveKind.COPY, MoveKind.CALL, MoveKind.TIMEOUT)
-_WITH_ITEM = (MoveKind.LEARN,)
+_STIMULI = tuple(kind for kind in MoveKind if kind in STIMULI)
+
+
+def _targets(spec: MoveSpec) -> str:
+    """Whether a stimulus gets one rule per task, per item, or one rule ('none').
+
+    From the move's row: a move that names its task is split per task; one that
+    names only an item is split per item, unless it appends to a FIFO (the
+    model's next item: the state fixes which one, so one rule is exact).
+    """
+    if spec.names_task and spec.identified_by == "task":
+        return "task"
+    if spec.names_item and not spec.names_task and spec.gives is None:
+        return "item"
+    return "none"
+
+
+#: Per stimulus kind, how `conformance_machine` splits its rules (from `model.MOVES`).
+RULE_TARGETS: dict[MoveKind, str] = {kind: _targets(MOVES[kind]) for kind in _STIMULI}
 
 
 class ConformanceMachine(RuleBasedStateMachine):
@@ -147,16 +164,19 @@ def conformance_machine(
         strategies["schedule"] = SCHEDULES
     for kind in _STIMULI:
         base = kind.value.replace("-", "_")
-        if kind in _WITH_TASK:
+        split = RULE_TARGETS.get(kind)
+        if split == "task":
             targets: list[tuple[str, int | None, str | None]] = [
                 (f"{base}_T{task}", task, None) for task in tasks
             ]
-        elif kind in _WITH_ITEM:
+        elif split == "item":
             targets = [
                 (f"{base}_{_ident(item)}", None, item) for item in config.scenario.server_pool
             ]
-        else:
+        elif split == "none":
             targets = [(base, None, None)]
+        else:
+            raise InternalError(f"the machine has no rule split for the stimulus {kind.value!r}")
         for method, task, item in targets:
             # the strategies are keyword arguments only; mypy cannot see that in a dict
             make_rule: Callable[[Callable[..., None]], Callable[..., None]]
