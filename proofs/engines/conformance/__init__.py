@@ -27,7 +27,7 @@ from proofs.engines.conformance.adapter import (
     ServerView,
     TaskView,
 )
-from proofs.engines.conformance.compose import Composed, SiteTasks, compose
+from proofs.engines.conformance.composition import Composed, SiteTasks, compose
 from proofs.engines.conformance.exhaustive import Exhaustion, exhaust
 from proofs.engines.conformance.follow import Follow
 from proofs.engines.conformance.lockstep import FoundViolation, Lockstep, Mismatch

@@ -77,6 +77,8 @@ def compose(build: FrameworkFactory) -> AdapterFactory:
     def factory(config: Config) -> Adapter:
         return Composed(build(config))
 
+    name = getattr(build, "__name__", type(build).__name__)
+    factory.__doc__ = f"An adapter for each config: {name} joined to the shared stand-in."
     return factory
 
 
