@@ -11,7 +11,8 @@ the stand-in, with a receive loop that waits for each delivered event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from impl.activity import AgentActivity
 from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCall, FunctionCallOutput
@@ -28,7 +29,7 @@ from impl.transport import (
     ItemDeleted,
     ServerEvent,
 )
-from model import Config, EventKind, OpKind, Pc
+from model import Call, Config, EventKind, OpKind, Pc
 from proofs.engines.conformance import (
     AdapterFactory,
     FrameworkView,
@@ -121,6 +122,11 @@ class ImplFramework(SiteTasks):
             policy = POLICIES[config.variant.name]
         self.policy = policy
         scenario = config.scenario
+        unknown = sorted({call.site for call in scenario.calls} - set(SITE_DRIVERS))
+        if unknown:
+            raise UnsupportedConfig(
+                f"impl has no site {unknown[0]!r}; it drives {', '.join(SITE_DRIVERS)}"
+            )
         self.items: dict[str, ChatItem] = {}
         for item_id in scenario.items():
             self.items[item_id] = make_item(item_id, None)
@@ -161,30 +167,37 @@ class ImplFramework(SiteTasks):
     async def _site_call(self, task: int) -> None:
         call = self.config.call(task)
         adds = tuple(self.items[item] for item in call.adds)
-        activity = self.activity
-        site = call.site
-        if site == "replacement":
-            # the application: its copy (taken now unless it took it earlier), edited
-            ctx = self.copies.pop(task, None)
-            if ctx is None:
-                ctx = activity.chat_ctx.copy()
-            for item_id in call.drops:
-                ctx.remove(item_id)
-            for item in adds:
-                ctx.upsert(item)
-            await activity.update_chat_ctx(ctx)
-        elif site == "user-turn" and len(adds) == 1 and isinstance(adds[0], ChatMessage):
-            await activity.generate_reply(adds[0])
-        elif site == "spoken-message" and len(adds) == 1 and isinstance(adds[0], ChatMessage):
-            await activity.commit_spoken(adds[0])
-        elif site == "tool-outputs":
-            await activity.push_tool_outputs(_outputs(adds))
-        elif site == "interrupted-tool-outputs":
-            await activity.push_interrupted_tool_outputs(_outputs(adds))
-        elif site == "cleanup" and not adds:
-            await activity.cleanup_interrupted(call.drops)
-        else:
-            raise UnsupportedConfig(f"impl has no site {site!r} taking {call}")
+        await SITE_DRIVERS[call.site](self, task, call, adds)
+
+    async def _replacement(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
+        # the application: its copy (taken now unless it took it earlier), edited
+        ctx = self.copies.pop(task, None)
+        if ctx is None:
+            ctx = self.activity.chat_ctx.copy()
+        for item_id in call.drops:
+            ctx.remove(item_id)
+        for item in adds:
+            ctx.upsert(item)
+        await self.activity.update_chat_ctx(ctx)
+
+    async def _user_turn(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
+        await self.activity.generate_reply(_one_message(call, adds))
+
+    async def _spoken_message(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
+        await self.activity.commit_spoken(_one_message(call, adds))
+
+    async def _tool_outputs(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
+        await self.activity.push_tool_outputs(_outputs(adds))
+
+    async def _interrupted_tool_outputs(
+        self, task: int, call: Call, adds: tuple[ChatItem, ...]
+    ) -> None:
+        await self.activity.push_interrupted_tool_outputs(_outputs(adds))
+
+    async def _cleanup(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
+        if adds:
+            raise UnsupportedConfig(f"impl's cleanup adds nothing, not {call.adds}")
+        await self.activity.cleanup_interrupted(call.drops)
 
     def learn(self, item: str) -> None:
         self.activity.learn(self.items[item])
@@ -281,6 +294,26 @@ class ImplFramework(SiteTasks):
 
 #: The name the tests and docs know it by.
 ImplAdapter = ImplFramework
+
+
+#: How the adapter calls each site of the catalog in `impl.AgentActivity`; a
+#: scenario that calls another is refused when the adapter is built.
+SITE_DRIVERS: dict[
+    str, Callable[[ImplFramework, int, Call, tuple[ChatItem, ...]], Coroutine[Any, Any, None]]
+] = {
+    "user-turn": ImplFramework._user_turn,
+    "tool-outputs": ImplFramework._tool_outputs,
+    "interrupted-tool-outputs": ImplFramework._interrupted_tool_outputs,
+    "replacement": ImplFramework._replacement,
+    "cleanup": ImplFramework._cleanup,
+    "spoken-message": ImplFramework._spoken_message,
+}
+
+
+def _one_message(call: Call, adds: tuple[ChatItem, ...]) -> ChatMessage:
+    if len(adds) != 1 or not isinstance(adds[0], ChatMessage):
+        raise UnsupportedConfig(f"impl's {call.site} adds exactly one message, not {call.adds}")
+    return adds[0]
 
 
 def _outputs(items: tuple[ChatItem, ...]) -> tuple[FunctionCallOutput, ...]:

@@ -5,7 +5,7 @@ call, the application's copy, the local context learning a server-created
 item, and observing its side (`FrameworkView`). The environment (the server,
 both FIFOs, ack timeouts) is the shared stand-in (`standin.StandIn`) every
 framework reuses through a small wire bridge, and it observes the server's side
-(`ServerView`). `compose.compose` joins the two into the `Adapter` the engines
+(`ServerView`). `composition.compose` joins the two into the `Adapter` the engines
 drive (lockstep, exhaustive, replay, Hypothesis, scheduler mode); an adapter
 that observes its own way (livekit's) may implement `Adapter` whole over the
 stand-in.
