@@ -200,7 +200,7 @@ def run(
                 progress(done, len(futures))
     except KeyboardInterrupt:
         finished = [f for f in futures if f.done() and not f.cancelled() and not f.exception()]
-        _stop(pool)
+        _stop(pool, futures)
         for future in finished:
             results.extend(future.result())
         partial = _with_reused(results, same_as, invariants)
@@ -240,17 +240,21 @@ def _worker_start() -> None:
     z3.set_param("ctrl_c", False)
 
 
-def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+def _stop(
+    pool: concurrent.futures.ProcessPoolExecutor,
+    futures: Sequence[concurrent.futures.Future[list[CellResult]]],
+) -> None:
     """Cancel what has not started and end the workers at once: a z3 query does
     not return to Python before its time limit, so waiting for one could take
     minutes. The executor has no public handle on its processes; `_processes`
-    is where it keeps them (CPython 3.11 to 3.13)."""
-    handles = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in handles:
+    is where it keeps them (CPython 3.11 to 3.13). Once a worker is gone the
+    executor counts itself broken and ends the rest, so the shutdown after it,
+    which waits for that, is quick (and races no thread of the executor's)."""
+    for future in futures:
+        future.cancel()
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.terminate()
-    for process in handles:
-        process.join(1.0)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _fresh_processes() -> multiprocessing.context.BaseContext:
