@@ -117,3 +117,10 @@ def test_other_commands_stop_and_say_so(argv: list[str]) -> None:
     code, _, err = _interrupt(argv, ready=None, wait=2.5)
     assert code == 130
     assert f"ackguard {argv[0]}: interrupted" in err
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_too() -> None:
+    """Importing z3 and Hypothesis takes most of a second: Ctrl-C then is no traceback."""
+    code, _, err = _interrupt(["explore", "--environment", "all"], ready=None, wait=0.3)
+    assert code == 130
+    assert err.strip().endswith("interrupted"), err
