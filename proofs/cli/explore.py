@@ -60,10 +60,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    # each environment given once: a repeated one would double its rows
-    forced: list[Environment] = (
-        list(dict.fromkeys(choices.environments(args.environment))) if args.environment else []
-    )
+    # every scenario under each environment given (each once), or under its own
+    forced: list[Environment] = choices.environments(args.environment) if args.environment else []
     extra_sites: tuple[Site, ...] = ()
     if args.sites is not None:
         if args.variant or args.scenario:

@@ -17,13 +17,14 @@ T = TypeVar("T")
 
 
 def pick(kind: str, names: list[str] | None, catalog: Mapping[str, T]) -> list[T]:
-    """The named entries of a catalog, or all of them when no name is given."""
+    """The named entries of a catalog, each once (a name given twice would double its
+    rows and its time), or all of them when no name is given."""
     if not names:
         return list(catalog.values())
     unknown = [name for name in names if name not in catalog]
     if unknown:
         raise UsageError(f"unknown {kind} {unknown[0]!r}; choose from: {', '.join(catalog)}")
-    return [catalog[name] for name in names]
+    return [catalog[name] for name in dict.fromkeys(names)]
 
 
 def variants(names: list[str] | None) -> list[Variant]:
@@ -38,7 +39,8 @@ def environments(names: list[str] | None) -> list[Environment]:
     if not names:
         return list(ENVIRONMENTS)
     try:
-        return [_parse_environment(name) for name in names]
+        # each once, also when two spellings name one ("timeouts+rejections", "rejections+timeouts")
+        return list(dict.fromkeys(_parse_environment(name) for name in names))
     except ValueError as error:
         raise UsageError(str(error)) from None
 

@@ -9,7 +9,6 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import TypeVar
 
 from model import Invariant, Variant
 from proofs.cli import options as choices
@@ -40,8 +39,6 @@ solving), 3 on an error in ackguard itself, 130 on Ctrl-C (after printing the
 cells done so far, marked incomplete)."""
 
 INVARIANTS = {invariant.value: invariant for invariant in Invariant}
-
-T = TypeVar("T")
 
 
 #: The longest time limit: z3 takes it in milliseconds as an unsigned 32-bit number
@@ -133,11 +130,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_command(args: argparse.Namespace) -> int:
-    # a name given twice is checked once (each would double its rows and seconds)
-    variants = _once(choices.variants(args.variant))
-    scenarios = _once(choices.scenarios(args.scenario))
-    environments = _once(choices.environments(args.environment))
-    invariants = _once(choices.pick("invariant", args.invariant, INVARIANTS))
+    # a name given twice is checked once (`choices.pick`)
+    variants = choices.variants(args.variant)
+    scenarios = choices.scenarios(args.scenario)
+    environments = choices.environments(args.environment)
+    invariants = choices.pick("invariant", args.invariant, INVARIANTS)
     # checked before any solving: a path that cannot be written is found now, not
     # after minutes of work whose results would then be lost
     itf_target = _itf_target(args.itf) if args.itf else None
@@ -268,11 +265,6 @@ def _progress(done: int, total: int) -> None:
     end = "\r" if done < total else "\r" + " " * 60 + "\r"
     print(f"verify: {done} of {total} (variant, scenario) checked", end=end, file=sys.stderr)
     sys.stderr.flush()
-
-
-def _once(items: list[T]) -> list[T]:
-    """`items` in their order, each once."""
-    return list(dict.fromkeys(items))
 
 
 def _itf_target(text: str) -> Path:

@@ -233,3 +233,12 @@ def test_only_errors_of_bad_input_exit_2(
     code, _, err = _run(capsys, "explore")
     assert code == status
     _one_line(err)
+
+
+def test_conform_and_explore_check_a_repeated_name_once(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--variant", "lock3", "--variant", "lock3", "--scenario", "overlapping-push"]
+    code, out, _ = _run(capsys, "conform", *argv, "--depth", "3", "--json")
+    assert code == 0 and len(json.loads(out)) == 1
+    spellings = ["--environment", "timeouts+rejections", "--environment", "rejections+timeouts"]
+    code, out, _ = _run(capsys, "explore", *argv, *spellings, "--json")
+    assert code == 0 and len(json.loads(out)) == 2  # one environment, two invariants
