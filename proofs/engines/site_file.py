@@ -51,7 +51,7 @@ MAKE_ONE = (
 
 
 def load_sites(path: str) -> SiteSpec:
-    """The site records of `path`, checked against `SITE_FILE_SCHEMA` first.
+    """The site records of `path`, checked against `site_file_schema()` first.
 
     Nothing is coerced: a string where a boolean belongs (`"locked": "no"`) is an
     error, never read as true, so a hand-edited file cannot pass by accident.
