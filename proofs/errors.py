@@ -11,9 +11,16 @@ bad values), so callers that caught those keep working.
 
 Errors that mean ackguard itself is wrong (`EncodingMismatch`) derive from
 `InternalError`, which is never reported as bad input.
+
+`Interrupted` is Ctrl-C with what was finished before it; it derives from
+`KeyboardInterrupt`, not from the root, so that no `except Exception` takes it
+for an error.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "AckguardError",
@@ -22,6 +29,7 @@ __all__ = [
     "EncodingMismatch",
     "InputError",
     "InternalError",
+    "Interrupted",
     "LoopError",
     "NotEnabled",
     "ReleaseUnavailable",
@@ -83,3 +91,11 @@ class InternalError(AckguardError, AssertionError):
 
 class EncodingMismatch(InternalError):
     """z3 produced a trace the model does not confirm: the encoding is wrong."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, carrying the results an engine finished before it (`done`)."""
+
+    def __init__(self, done: Sequence[Any]) -> None:
+        super().__init__(f"interrupted after {len(done)} results")
+        self.done: tuple[Any, ...] = tuple(done)

@@ -12,9 +12,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from proofs.engines.audit import AuditConfig, AuditInputError, audit_paths, emit_sites
+from proofs.cli import options as choices
+from proofs.engines.audit import AuditConfig, audit_paths, emit_sites
+from proofs.errors import InputError, UsageError
 from proofs.report.audit import format_table
 
 __all__ = ["main", "register", "run_audit"]
@@ -105,43 +106,42 @@ def _config(args: argparse.Namespace) -> AuditConfig:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    """Run the audit for parsed arguments; returns the exit status."""
+    """Run the audit for parsed arguments; returns the exit status.
+
+    Input it cannot audit raises (`UsageError`, `AuditInputError`), which
+    `proofs.cli.main` prints as one line with status 2.
+    """
     try:
         config = _config(args)
     except ValueError as exc:
         text = str(exc)
         for field, option in _OPTIONS.items():
             text = text.replace(field, option)
-        print(
-            f"ackguard audit: error: {text}; give the attribute's name alone "
-            "(--session-attr _session for self._session)",
-            file=sys.stderr,
-        )
-        return EXIT_INPUT
+        raise UsageError(
+            f"{text}; give the attribute's name alone (--session-attr _session for self._session)"
+        ) from None
     if args.json and args.emit_sites == "-":
-        print(
-            "ackguard audit: error: --json and --emit-sites - both write stdout; "
-            "give --emit-sites a file name",
-            file=sys.stderr,
+        raise UsageError(
+            "--json and --emit-sites - both write stdout; give --emit-sites a file name"
         )
-        return EXIT_INPUT
-    try:
-        places = audit_paths(args.paths, config)
-    except AuditInputError as exc:
-        print(f"ackguard audit: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+    # checked before the audit, so that its work is not lost to a path that cannot be written
+    target = (
+        choices.writable_file("--emit-sites", args.emit_sites)
+        if args.emit_sites not in (None, "-")
+        else None
+    )
+    places = audit_paths(args.paths, config)
     if not places:
         print(_nothing_found(args.paths, config), file=sys.stderr)
     if args.emit_sites:
         sites = emit_sites(places)
-        if args.emit_sites == "-":
+        if target is None:
             print(sites)
         else:
             try:
-                Path(args.emit_sites).write_text(sites + "\n", encoding="utf-8")
+                target.write_text(sites + "\n", encoding="utf-8")
             except OSError as exc:
-                print(f"ackguard audit: error: {args.emit_sites}: {exc.strerror}", file=sys.stderr)
-                return EXIT_INPUT
+                raise InputError(f"--emit-sites {args.emit_sites}: {exc.strerror}") from None
         skipped = sum(p.kind == "unknown" for p in places)
         if skipped:
             print(

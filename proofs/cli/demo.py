@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import math
+from collections.abc import Callable
 
 from impl.policy import POLICIES
 from impl.ws_server import LoopbackServer
-from proofs.adapters.impl.demo import DEMO_ENVIRONMENT, run_demo
+from impl.ws_transport import WebSocketTransport
+from proofs.adapters.impl.demo import DEMO_ENVIRONMENT, Agent, run_demo
 from proofs.cli import options as choices
 from proofs.errors import UsageError
 from proofs.report.demo import LEGEND, table_lines
@@ -19,7 +22,8 @@ examples:
   ackguard demo --variant unlocked --variant three-way --turns 5
   ackguard demo --latency-ms 50 --jitter-ms 20 --seed 3 --json
 
-exit status: 0 unless three-way loses an item, 2 on bad input."""
+exit status: 0 unless three-way loses an item, 2 on bad input (a latency whose ack
+round trip would pass the 5 s ack timeout), 130 on Ctrl-C."""
 
 
 def _milliseconds(text: str) -> float:
@@ -59,7 +63,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(run=run)
 
 
+def _default(function: Callable[..., object], name: str) -> float:
+    """A keyword's default, read where it is set, so the check below cannot drift."""
+    default = inspect.signature(function).parameters[name].default
+    assert isinstance(default, float)
+    return default
+
+
+def _check_latency(latency_ms: float, jitter_ms: float) -> None:
+    """The demo runs without ack timeouts (`DEMO_ENVIRONMENT`): a message that takes
+    longer than the connect timeout, or an ack round trip longer than the ack
+    timeout, would make it time out instead of measuring what it says."""
+    one_way = latency_ms + jitter_ms
+    connect = 1000 * _default(WebSocketTransport.connect, "open_timeout")
+    ack = 1000 * _default(Agent.open, "ack_timeout")
+    given = f"--latency-ms {latency_ms:g} --jitter-ms {jitter_ms:g}"
+    if one_way >= connect:
+        raise UsageError(
+            f"{given}: a message takes up to {one_way:g} ms one way, past the {connect:g} ms "
+            "connect timeout; keep latency + jitter under it"
+        )
+    if 2 * one_way >= ack:
+        raise UsageError(
+            f"{given}: an ack round trip takes up to {2 * one_way:g} ms, past the {ack:g} ms "
+            f"ack timeout of the demo's environment (no timeouts); keep latency + jitter under "
+            f"{ack / 2:g} ms"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_latency(args.latency_ms, args.jitter_ms)
     variants = [variant.name for variant in choices.variants(args.variant)]
     missing = [name for name in variants if name not in POLICIES]
     if missing:

@@ -24,7 +24,9 @@ examples:
   ackguard explore --sites sites.json --trace   # sites.json: from ackguard audit --emit-sites
 
 exit status: 0 when every verdict matches the catalog's expectation (with --sites: when
-every pair of sites keeps both invariants), 1 when one does not, 2 on bad input."""
+every pair of sites keeps both invariants), 1 when one does not, 2 on bad input
+(a site file that does not follow proofs/schemas/site-file.schema.json), 130 on
+Ctrl-C (after printing what was explored, marked incomplete)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,9 +43,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     choices.add_catalog_arguments(parser)
     parser.add_argument(
         "--environment",
+        action="append",
         metavar="E",
-        help="base, all, or options joined by '+' (stale-copies, server-items, timeouts, "
-        "rejections)",
+        help="repeatable: every scenario runs under each one given; base, all, or options "
+        "joined by '+' (stale-copies, server-items, timeouts, rejections)",
     )
     parser.add_argument(
         "--sites",
@@ -57,9 +60,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    forced: Environment | None = None
-    if args.environment is not None:
-        forced = choices.environments([args.environment])[0]
+    # every scenario under each environment given (each once), or under its own
+    forced: list[Environment] = choices.environments(args.environment) if args.environment else []
     extra_sites: tuple[Site, ...] = ()
     if args.sites is not None:
         if args.variant or args.scenario:
@@ -75,41 +77,56 @@ def run(args: argparse.Namespace) -> int:
         variants = choices.variants(args.variant)
         scenarios = choices.scenarios(args.scenario)
     configs = [
-        Config(variant, scenario, scenario.environment if forced is None else forced, extra_sites)
+        Config(variant, scenario, environment, extra_sites)
         for variant in variants
         for scenario in scenarios
+        for environment in (forced or [scenario.environment])
     ]
-    if forced is not None:
+    if forced:
         for note in idle_options(configs):
             print(f"ackguard explore: note: {note}", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     results: list[Exploration] = []
-    for config in configs:
-        result = explore(config)
-        results.append(result)
-        rows.extend(result_rows(result))
+    interrupted = False
+    try:
+        for config in configs:
+            result = explore(config)
+            results.append(result)
+            rows.extend(result_rows(result))
+    except KeyboardInterrupt:
+        # Ctrl-C: the configurations explored so far are shown, and said to be incomplete
+        interrupted = True
     matched = all(row["verdict"] == row["expected"] for row in rows)
+    incomplete = (
+        f"INTERRUPTED: {len(results)} of {len(configs)} (variant, scenario, environment) were "
+        "explored before Ctrl-C; the run is incomplete, not a verdict"
+    )
     if args.json:
         print(json.dumps(rows, indent=2))
+        if interrupted:
+            print(f"ackguard explore: {incomplete}", file=sys.stderr)
+        return 130 if interrupted else 0 if matched else 1
+    for line in table_lines(rows, results, args.trace):
+        print(line)
+    total = sum(result.states for result in results)
+    seconds = sum(result.seconds for result in results)
+    counts = f"({len(rows)} cells, {total} states, {seconds:.2f} s)"
+    if interrupted:
+        print(f"{incomplete} {counts}")
+        return 130
+    if args.sites is not None:
+        broken = sum(row["verdict"] == "counterexample" for row in rows)
+        print(
+            f"every pair of sites in {args.sites} keeps both invariants {counts}"
+            if matched
+            else f"{broken} cells have counterexamples: the lock discipline in "
+            f"{args.sites} does not keep the invariants {counts}"
+        )
     else:
-        for line in table_lines(rows, results, args.trace):
-            print(line)
-        total = sum(result.states for result in results)
-        seconds = sum(result.seconds for result in results)
-        counts = f"({len(rows)} cells, {total} states, {seconds:.2f} s)"
-        if args.sites is not None:
-            broken = sum(row["verdict"] == "counterexample" for row in rows)
-            print(
-                f"every pair of sites in {args.sites} keeps both invariants {counts}"
-                if matched
-                else f"{broken} cells have counterexamples: the lock discipline in "
-                f"{args.sites} does not keep the invariants {counts}"
-            )
-        else:
-            print(
-                f"{'every verdict matched' if matched else 'SOME VERDICTS DID NOT MATCH'} the "
-                f"catalog's expectation {counts}"
-            )
+        print(
+            f"{'every verdict matched' if matched else 'SOME VERDICTS DID NOT MATCH'} the "
+            f"catalog's expectation {counts}"
+        )
     return 0 if matched else 1
 
 

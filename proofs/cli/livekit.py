@@ -13,7 +13,7 @@ from proofs.adapters.livekit.releases import (
     installed_version,
     run_release,
 )
-from proofs.errors import ReleaseUnavailable
+from proofs.errors import UsageError
 
 _EXAMPLE = """\
 examples:
@@ -90,24 +90,22 @@ def run(args: argparse.Namespace) -> int:
 
     unknown = [s for s in args.scenario or () if s not in SCENARIOS_BY_NAME]
     if unknown:
-        print(f"ackguard livekit: unknown scenario(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
+        raise UsageError(
+            f"unknown scenario(s): {', '.join(unknown)}; "
+            f"choose from: {', '.join(SCENARIOS_BY_NAME)}"
+        )
     if installed_version() is None:
         # the other release is put beside the installed one and shares its dependencies
-        print(
-            "ackguard livekit: error: livekit-agents is not installed; install the extra "
-            "from your ackguard clone with: pip install -e '.[livekit]'",
-            file=sys.stderr,
+        raise UsageError(
+            "livekit-agents is not installed; install the extra from your ackguard clone "
+            "with: pip install -e '.[livekit]'"
         )
-        return 2
     versions = args.release or list(RELEASES_BY_VERSION)
-    reports = []
-    try:
-        for version in dict.fromkeys(versions):
-            reports.append(_report(version, args.scenario, not args.no_sweep, args.options))
-    except ReleaseUnavailable as error:
-        print(f"ackguard livekit: {error}", file=sys.stderr)
-        return 2
+    # a release unavailable here (ReleaseUnavailable) is one line and status 2, by main
+    reports = [
+        _report(version, args.scenario, not args.no_sweep, args.options)
+        for version in dict.fromkeys(versions)
+    ]
     if args.json:
         json.dump({"releases": reports}, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -1,8 +1,9 @@
 """The `ackguard` command line.
 
 Each command lives in its own module exposing `register(subparsers)`; the module
-sets a `run(args) -> int` handler with `set_defaults(run=...)`. Bad input exits
-with status 2 and one line naming the valid choices, never a traceback.
+sets a `run(args) -> int` handler with `set_defaults(run=...)`. `main` is the one
+place that maps errors to exit statuses (see its docstring): bad input exits with
+status 2 and one line naming the valid choices, never a traceback.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import cast
 
 from proofs.cli import audit, conform, demo, explore, livekit, verify
 from proofs.cli.options import HelpFormatter, Parser
-from proofs.errors import AckguardError
+from proofs.errors import CannotRun
 
 #: Modules that add a subcommand; each has `register(subparsers) -> None`.
 COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
@@ -54,7 +56,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Set to a file name, every last-resort report is also appended to it: the test
+#: suite sets it and fails any test during which the handler fired.
+CRASH_LOG = "ACKGUARD_CRASH_LOG"
+#: Set to 1 (any non-empty value), the last-resort handler prints the traceback too.
+TRACEBACK = "ACKGUARD_TRACEBACK"
+#: Where to report an error ackguard did not expect.
+REPORT_HINT = (
+    "this is a bug in ackguard: please file a report with the command line "
+    f"(run again with {TRACEBACK}=1 for the traceback)"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status says which of four things happened.
+
+    0 the verdicts are as expected, 1 a verdict is not (a counterexample, a
+    mismatch), 2 the run could not be done as asked (`CannotRun`: bad input, an
+    unreadable file or an unwritable one), 3 ackguard itself failed (an error it
+    did not expect, or `InternalError`); 130 interrupted, 141 the reader of its
+    output went away. Every error is one line on standard error.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
@@ -63,12 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return run(args)
-    except AckguardError as error:
+    except CannotRun as error:
         # bad input, an unreadable file, a release that cannot be had: one line, status 2
-        print(f"ackguard {args.command}: error: {error}", file=sys.stderr)
+        print(f"ackguard {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("ackguard: interrupted", file=sys.stderr)
+        print(f"ackguard {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader stopped reading (`ackguard verify --trace | head`): not an error
@@ -76,3 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except Exception as error:  # the last resort: anything not raised on purpose
+        return _last_resort(args.command, error)
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _last_resort(command: str, error: Exception) -> int:
+    """One line naming the error and where to report it, exit 3, never a bare traceback."""
+    line = f"ackguard {command}: internal error: {type(error).__name__}: {_one_line(error)}"
+    line = line if len(line) <= 300 else line[:297] + "..."
+    if os.environ.get(TRACEBACK):
+        traceback.print_exception(error, file=sys.stderr)
+    print(f"{line}; {REPORT_HINT}", file=sys.stderr)
+    log = os.environ.get(CRASH_LOG)
+    if log:
+        with open(log, "a", encoding="utf-8") as file:
+            file.write(f"{line}\n")
+    return 3

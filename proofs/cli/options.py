@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 from model import ENVIRONMENTS, SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Environment, Scenario, Variant
@@ -14,13 +17,14 @@ T = TypeVar("T")
 
 
 def pick(kind: str, names: list[str] | None, catalog: Mapping[str, T]) -> list[T]:
-    """The named entries of a catalog, or all of them when no name is given."""
+    """The named entries of a catalog, each once (a name given twice would double its
+    rows and its time), or all of them when no name is given."""
     if not names:
         return list(catalog.values())
     unknown = [name for name in names if name not in catalog]
     if unknown:
         raise UsageError(f"unknown {kind} {unknown[0]!r}; choose from: {', '.join(catalog)}")
-    return [catalog[name] for name in names]
+    return [catalog[name] for name in dict.fromkeys(names)]
 
 
 def variants(names: list[str] | None) -> list[Variant]:
@@ -35,7 +39,8 @@ def environments(names: list[str] | None) -> list[Environment]:
     if not names:
         return list(ENVIRONMENTS)
     try:
-        return [_parse_environment(name) for name in names]
+        # each once, also when two spellings name one ("timeouts+rejections", "rejections+timeouts")
+        return list(dict.fromkeys(_parse_environment(name) for name in names))
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -49,6 +54,32 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
     return value
+
+
+def writable_file(option: str, text: str) -> Path:
+    """The file an option will write, checked before any work starts: its directory
+    exists and takes a new file, and the name is not a directory."""
+    path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"{option} {text}: is a directory; name a file")
+    writable_directory(option, text, path.parent)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {text}: not writable")
+    return path
+
+
+def writable_directory(option: str, text: str, directory: Path) -> None:
+    """Raise unless a file can be made in `directory` (tried, not guessed from modes)."""
+    if not directory.is_dir():
+        what = "does not exist" if not directory.exists() else "is not a directory"
+        raise UsageError(f"{option} {text}: {directory} {what}")
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        raise UsageError(
+            f"{option} {text}: cannot write in {directory}: {error.strerror}"
+        ) from None
 
 
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:

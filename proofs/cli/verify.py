@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import textwrap
 import time
 from pathlib import Path
 
-from model import Invariant
+from model import Invariant, Variant
 from proofs.cli import options as choices
 from proofs.engines.smt.bmc import COUNTEREXAMPLE, METHOD_KIND, METHODS
 from proofs.engines.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
-from proofs.errors import UsageError
+from proofs.errors import InputError, Interrupted, UsageError
 from proofs.report.formats import itf, mermaid
 from proofs.report.render import trace_lines
 from proofs.report.verify import (
@@ -33,9 +34,16 @@ _EXAMPLE = """examples:
 
 exit status: 0 when every verdict matches the catalog's expectation, 1 when one
 does not (a proof where a bug was expected, a new counterexample, or unknown),
-2 on bad arguments."""
+2 on bad arguments or an --itf path that cannot be written (checked before any
+solving), 3 on an error in ackguard itself, 130 on Ctrl-C (after printing the
+cells done so far, marked incomplete)."""
 
 INVARIANTS = {invariant.value: invariant for invariant in Invariant}
+
+
+#: The longest time limit: z3 takes it in milliseconds as an unsigned 32-bit number
+#: (about 49 days); a week is more than any cell of the catalog needs.
+MAX_TIMEOUT = 7 * 24 * 3600.0
 
 
 def _seconds(text: str) -> float:
@@ -43,8 +51,11 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0 and at most {MAX_TIMEOUT:g} (a week), "
+            f"got {text!r}"
+        )
     return value
 
 
@@ -119,30 +130,92 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_command(args: argparse.Namespace) -> int:
+    # a name given twice is checked once (`choices.pick`)
     variants = choices.variants(args.variant)
     scenarios = choices.scenarios(args.scenario)
     environments = choices.environments(args.environment)
     invariants = choices.pick("invariant", args.invariant, INVARIANTS)
+    # checked before any solving: a path that cannot be written is found now, not
+    # after minutes of work whose results would then be lost
     itf_target = _itf_target(args.itf) if args.itf else None
     started = time.perf_counter()
-    cells = run(
-        variants,
-        scenarios,
-        environments,
-        invariants,
-        args.timeout,
-        args.jobs,
-        args.method,
-        progress=_progress if sys.stderr.isatty() else None,
-    )
-    elapsed = time.perf_counter() - started
+    total = len(variants) * len(invariants) * len(environments)
+    try:
+        cells = run(
+            variants,
+            scenarios,
+            environments,
+            invariants,
+            args.timeout,
+            args.jobs,
+            args.method,
+            progress=_progress if sys.stderr.isatty() else None,
+        )
+    except Interrupted as stop:
+        # Ctrl-C: the cells whose every scenario was checked are shown; the rest are
+        # named with how far they got, and the run is said to be incomplete
+        every = [cell for cell in stop.done if isinstance(cell, Cell)]
+        cells = [cell for cell in every if len(cell.scenarios) == len(scenarios)]
+        incomplete = (
+            f"INTERRUPTED: {len(cells)} of {total} cells were checked before Ctrl-C; the run "
+            "is incomplete, not a verdict"
+        )
+        _report(args, cells, time.perf_counter() - started, itf_target, incomplete)
+        for line in _unfinished(every, variants, len(scenarios)):
+            print(line, file=sys.stderr if args.json else sys.stdout)
+        return 130
+    return _report(args, cells, time.perf_counter() - started, itf_target)
+
+
+def _unfinished(cells: list[Cell], variants: list[Variant], scenarios: int) -> list[str]:
+    """Per variant with cells left unfinished, how many of its scenarios were checked."""
+    lines = []
+    for variant in variants:
+        mine = [cell for cell in cells if cell.variant == variant]
+        done = min((len(cell.scenarios) for cell in mine), default=0)
+        if done < scenarios:
+            lines.append(
+                f"  not finished: {variant.name}, {done} of {scenarios} scenarios checked in "
+                "each of its cells"
+            )
+    return lines
+
+
+def _report(
+    args: argparse.Namespace,
+    cells: list[Cell],
+    elapsed: float,
+    itf_target: Path | None,
+    incomplete: str | None = None,
+) -> int:
+    """Print the cells as asked, then write their ITF files; the exit status.
+
+    An `incomplete` run (Ctrl-C) ends with that line instead of a verdict on the
+    whole: on standard output under the table, on standard error with `--json`.
+    """
     failing = [cell for cell in cells if cell.witness and cell.verdict == COUNTEREXAMPLE]
-    if itf_target is not None:
-        _write_itf(itf_target, failing)
     matched = all(cell.matched for cell in cells)
     if args.json:
         print(json.dumps([cell_json(cell, args.mermaid) for cell in cells], indent=2))
-        return 0 if matched else 1
+        if incomplete is not None:
+            print(f"ackguard verify: {incomplete}", file=sys.stderr)
+    else:
+        _print_table(args, cells, failing, elapsed, incomplete)
+    if itf_target is not None:
+        # after the results are printed, so that no error here loses them
+        sys.stdout.flush()
+        _write_itf(itf_target, failing)
+    return 0 if matched else 1
+
+
+def _print_table(
+    args: argparse.Namespace,
+    cells: list[Cell],
+    failing: list[Cell],
+    elapsed: float,
+    incomplete: str | None,
+) -> None:
+    matched = all(cell.matched for cell in cells)
     for line in table_lines(cells):
         print(line)
     for cell in failing:
@@ -170,7 +243,9 @@ def run_command(args: argparse.Namespace) -> int:
         print("no site where they differ:")
         for line in shared:
             print(f"  {line}")
-    if matched:
+    if incomplete is not None:
+        print(f"{incomplete} ({checks} checks, {elapsed:.1f} s)")
+    elif matched:
         print(
             f"every verdict matched the catalog's expectation ({len(cells)} cells, "
             f"{checks} checks, {elapsed:.1f} s)"
@@ -180,7 +255,6 @@ def run_command(args: argparse.Namespace) -> int:
             f"{len(mismatched)} OF {len(cells)} CELLS DID NOT MATCH the catalog's expectation "
             f"({checks} checks, {elapsed:.1f} s)"
         )
-    return 0 if matched else 1
 
 
 # -- output ---------------------------------------------------------------------
@@ -194,18 +268,24 @@ def _progress(done: int, total: int) -> None:
 
 
 def _itf_target(text: str) -> Path:
+    """Where `--itf` writes, checked to be writable before any work starts.
+
+    A name ending in `.json` is one file, in a directory that must exist; any
+    other name is a directory, which must exist or have a parent that does (it
+    is then made, and the line that says what was written says so).
+    """
     path = Path(text)
-    if path.suffix != ".json":
-        if path.exists() and not path.is_dir():
-            raise UsageError(f"--itf {text}: not a directory (name a FILE.json or a DIR)")
-        return path
-    if path.parent and not path.parent.exists():
-        raise UsageError(f"--itf {text}: directory {path.parent} does not exist")
+    if path.suffix == ".json":
+        return choices.writable_file("--itf", text)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--itf {text}: not a directory (name a FILE.json or a DIR)")
+    choices.writable_directory("--itf", text, path if path.exists() else path.parent)
     return path
 
 
 def _write_itf(target: Path, cells: list[Cell]) -> None:
     results = [cell.witness.result for cell in cells if cell.witness is not None]
+    made = False
     if target.suffix == ".json":
         if len(results) != 1:
             raise UsageError(
@@ -214,10 +294,15 @@ def _write_itf(target: Path, cells: list[Cell]) -> None:
             )
         targets = [(target, results[0])]
     else:
-        target.mkdir(parents=True, exist_ok=True)
+        made = not target.exists()
+        target.mkdir(exist_ok=True)
         targets = [(target / itf_file_name(result), result) for result in results]
     for path, result in targets:
         assert result.trace is not None
         document = itf(result.config, result.trace, result.invariant, result.violation)
-        path.write_text(json.dumps(document, indent=1) + "\n")
-    print(f"wrote {len(targets)} ITF trace(s) to {target}", file=sys.stderr)
+        try:
+            path.write_text(json.dumps(document, indent=1) + "\n")
+        except OSError as error:
+            raise InputError(f"--itf {path}: cannot write: {error.strerror}") from None
+    where = f"{target} (a new directory)" if made else str(target)
+    print(f"wrote {len(targets)} ITF trace(s) to {where}", file=sys.stderr)

@@ -661,10 +661,27 @@ class _ScopeAudit:
 
 
 def audit_source(text: str, filename: str, config: AuditConfig | None = None) -> list[Place]:
-    """Audit one module's source text; ``filename`` only labels the places."""
+    """Audit one module's source text; ``filename`` only labels the places.
+
+    Source nested past Python's recursion limit cannot be audited (the parser or
+    the walk below runs out of stack): that is bad input, never a finding.
+    """
+    try:
+        return _audit_source(text, filename, config)
+    except RecursionError:
+        raise AuditInputError(f"{filename}: {_TOO_DEEP}") from None
+
+
+#: Why a source nested too deeply is refused, for both places that find it.
+_TOO_DEEP = "nested too deeply to audit (past Python's recursion limit)"
+
+
+def _audit_source(text: str, filename: str, config: AuditConfig | None) -> list[Place]:
     config = config if config is not None else AuditConfig()
     try:
         tree = ast.parse(text, filename=filename)
+    except MemoryError:  # CPython's parser reports a too-deep expression this way
+        raise AuditInputError(f"{filename}: {_TOO_DEEP}") from None
     except SyntaxError as exc:
         raise AuditInputError(f"{filename}:{exc.lineno or 0}: syntax error: {exc.msg}") from None
     except ValueError as exc:  # e.g. null bytes in the source
@@ -762,7 +779,7 @@ def audit_paths(
         elif path.suffix in (".whl", ".zip") and path.is_file():
             places += _audit_archive(path, config)
             continue
-        elif path.is_file():
+        elif path.exists():  # a file, or one that reads like it (/dev/null, a pipe)
             files = [path]
         else:
             raise AuditInputError(f"{path}: no such file or directory")

@@ -8,11 +8,14 @@ pushes. Three or more are left to `benchmarks/stress_model.py`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
+import jsonschema
+import jsonschema.protocols
 from attrs import frozen
 
 from model import Call, LocalUpdate, RequestSource, Scenario, Site, Variant
@@ -48,57 +51,133 @@ MAKE_ONE = (
 
 
 def load_sites(path: str) -> SiteSpec:
-    try:
-        records = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise SiteFileError(f"{path}: no such file; {MAKE_ONE.format(path=path)}") from None
-    except OSError as error:
-        raise SiteFileError(f"cannot read {path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise SiteFileError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
+    """The site records of `path`, checked against `site_file_schema()` first.
+
+    Nothing is coerced: a string where a boolean belongs (`"locked": "no"`) is an
+    error, never read as true, so a hand-edited file cannot pass by accident.
+    """
+    records = _read_json(path)
     if records == []:
         raise SiteFileError(
             f"{path}: no site records (an audit that found no push writes an empty list); "
             + MAKE_ONE.format(path=path)
         )
-    if not isinstance(records, list):
-        raise SiteFileError(f"{path}: expected a non-empty JSON list of site records")
+    errors = sorted(_validator().iter_errors(records), key=_error_order)
+    if errors:
+        raise SiteFileError(f"{path}: {_explain(errors[0])} ({SCHEMA_NOTE})")
     sites: list[Site] = []
     locked: set[str] = set()
-    for number, record in enumerate(records, start=1):
-        site, is_locked = _site(record, f"{path}: record {number}")
+    for number, record in enumerate(records):
+        site = Site(
+            name=record["name"],
+            summary=record.get("summary", ""),
+            request=RequestSource(record["request"]),
+            local_update=LocalUpdate(record["local_update"]),
+            source=record.get("source", ""),
+        )
         if site.name in {s.name for s in sites}:
-            raise SiteFileError(f"{path}: record {number}: the name {site.name!r} is taken")
+            raise SiteFileError(f"{path}: $[{number}].name: the name {site.name!r} is taken")
         sites.append(site)
-        if is_locked:
+        if record.get("locked", False):
             locked.add(site.name)
     return SiteSpec(tuple(sites), frozenset(locked), path)
 
 
-def _site(record: Any, where: str) -> tuple[Site, bool]:
-    if not isinstance(record, dict):
-        raise SiteFileError(f"{where}: expected an object")
-    missing = [key for key in ("name", "request", "local_update") if key not in record]
-    if missing:
-        raise SiteFileError(f"{where}: missing {', '.join(missing)}")
-    requests = {source.value: source for source in RequestSource}
-    updates = {update.value: update for update in LocalUpdate}
-    if record["request"] not in requests:
-        raise SiteFileError(
-            f"{where}: request {record['request']!r}; choose from: {', '.join(requests)}"
+#: Where the schema is, for the messages; `docs/porting.md` points editors at it.
+SCHEMA_NOTE = "schema: proofs/schemas/site-file.schema.json"
+#: Larger site files are refused before parsing; 64 records take well under 100 kB.
+MAX_BYTES = 1_000_000
+
+
+def site_file_schema() -> dict[str, Any]:
+    """The published JSON Schema (draft 2020-12) of a site file, shipped with the package."""
+    text = resources.files("proofs.schemas").joinpath("site-file.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = site_file_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise SiteFileError(f"{path}: no such file; {MAKE_ONE.format(path=path)}") from None
+    except IsADirectoryError:
+        raise SiteFileError(f"{path}: is a directory, not a site file") from None
+    except OSError as error:
+        raise SiteFileError(f"cannot read {path}: {error.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise SiteFileError(f"{path}: larger than {MAX_BYTES} bytes; not a site file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SiteFileError(f"{path}:{line}: not UTF-8 (byte {error.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SiteFileError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
+    except RecursionError:
+        # a site file is two levels deep; this deep, it is not one
+        raise SiteFileError(f"{path}: JSON nested too deeply; not a site file") from None
+
+
+def _error_order(error: jsonschema.ValidationError) -> tuple[int, ...]:
+    """The first record's error first, the outermost of that record's first."""
+    return tuple(part if isinstance(part, int) else 0 for part in error.absolute_path)
+
+
+def _explain(error: jsonschema.ValidationError) -> str:
+    """`$[2].locked: expected true or false, got "no"`: the JSON path and what was expected."""
+    where = error.json_path
+    # jsonschema types these as possibly unset; on a validation error they are set
+    instance: Any = error.instance
+    expected: Any = error.validator_value
+    schema: Any = error.schema
+    properties: dict[str, Any] = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    got = _shown(instance)
+    kind = error.validator
+    if kind == "type":
+        words = {"boolean": "true or false", "string": "a string", "object": "an object"}
+        wanted = words.get(str(expected), f"a JSON {expected}")
+        if where == "$":
+            wanted = "a non-empty JSON list of site records"
+        return f"{where}: expected {wanted}, got {got}"
+    if kind == "enum":
+        return f"{where}: expected a known value, got {got}; choose from: {', '.join(expected)}"
+    if kind == "required":
+        missing = [key for key in expected if key not in instance]
+        return f"{where}: missing {', '.join(missing)}"
+    if kind == "additionalProperties":
+        unknown = sorted(set(instance) - set(properties))
+        return f"{where}: unknown field {_shown(unknown[0])}; known fields: {', '.join(properties)}"
+    if kind in ("maxItems", "minItems"):
+        return (
+            f"{where}: expected {'at most' if kind == 'maxItems' else 'at least'} {expected} "
+            f"records, got {len(instance)}"
         )
-    if record["local_update"] not in updates:
-        raise SiteFileError(
-            f"{where}: local_update {record['local_update']!r}; choose from: {', '.join(updates)}"
+    if kind in ("maxLength", "minLength"):
+        bound = "at most" if kind == "maxLength" else "at least"
+        return f"{where}: expected {bound} {expected} characters, got {len(instance)}"
+    if kind == "pattern":
+        return (
+            f"{where}: expected a name with no control characters and no space at either end, "
+            f"got {got}"
         )
-    site = Site(
-        name=str(record["name"]),
-        summary=str(record.get("summary", "")),
-        request=requests[record["request"]],
-        local_update=updates[record["local_update"]],
-        source=str(record.get("source", "")),
-    )
-    return site, bool(record.get("locked", False))
+    return f"{where}: {error.message}"
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, cut short: the message stays one line."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def pair_scenarios(spec: SiteSpec) -> list[Scenario]:

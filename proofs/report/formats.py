@@ -278,21 +278,21 @@ def _action(move: Move | None) -> str:
     return "init" if move is None else move.label()
 
 
-def _picks(move: Move | None) -> dict[str, Any]:
-    return {
-        "move": _option(None if move is None else move.kind.value),
-        "task": _option(None if move is None or move.task is None else _int(move.task)),
-        "item": _option(None if move is None else move.item),
-    }
-
-
 def itf(
     config: Config,
     trace: Trace,
     invariant: Invariant | None = None,
     violation: Violation | None = None,
 ) -> dict[str, Any]:
-    """An ITF trace: the start state, then the state after each move."""
+    """An ITF trace: the start state, then the state after each move.
+
+    Each state also holds Quint's model-based-testing variables, by Quint's
+    convention: `mbt::actionTaken` is the name of the action that led to it
+    (`init` for the first; the move kind, as an identifier: `server_apply`),
+    and `mbt::nondetPicks` a record of what that action picked, each an
+    `Option` (`Some`/`None` variant): the task and the item. Our own `action`
+    keeps the move's readable label (`call T1`).
+    """
     moves: list[Move | None] = [None, *trace.moves]
     states = [trace.start, *(step.state for step in trace.steps)]
     meta: dict[str, Any] = {
@@ -309,6 +309,16 @@ def itf(
     }
     if invariant is not None:
         meta["invariant"] = invariant.value
+    if violation is not None:
+        meta["violation"] = violation.describe()
+
+    def action_taken(move: Move | None) -> str:
+        return "init" if move is None else move.kind.value.replace("-", "_")
+
+    def nondet_picks(move: Move | None) -> dict[str, Any]:
+        task = None if move is None or move.task is None else _int(move.task)
+        return {"task": _option(task), "item": _option(None if move is None else move.item)}
+
     return {
         "#meta": meta,
         "vars": list(ITF_VARS),
@@ -316,8 +326,8 @@ def itf(
             {
                 "#meta": {"index": index},
                 "action": _action(move),
-                "mbt::actionTaken": _action(move),
-                "mbt::nondetPicks": _picks(move),
+                "mbt::actionTaken": action_taken(move),
+                "mbt::nondetPicks": nondet_picks(move),
                 **itf_state(state),
             }
             for index, (move, state) in enumerate(zip(moves, states, strict=True))

@@ -150,7 +150,9 @@ def test_itf_writes_one_trace_per_counterexample(
     assert states[0]["#meta"] == {"index": 0}
     assert states[0]["action"] == "init"
     assert states[1]["action"].split()[0] in ("call", "copy", "model-creates")
-    assert states[1]["mbt::actionTaken"] == states[1]["action"]
+    # Quint's convention: the action's name in actionTaken, what it picked in nondetPicks
+    assert states[1]["mbt::actionTaken"] == states[1]["action"].split()[0].replace("-", "_")
+    assert set(states[1]["mbt::nondetPicks"]) == {"task", "item"}
     for state in states:
         assert set(document["vars"]) <= set(state)
     assert states[-1]["tasks"][0]["pc"]

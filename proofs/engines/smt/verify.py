@@ -12,8 +12,10 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Hashable, Sequence
 
+import z3
 from attrs import frozen
 
 from model import (
@@ -33,6 +35,7 @@ from proofs.engines.smt.bmc import (
     check_configs,
     reuse,
 )
+from proofs.errors import Interrupted
 
 
 @frozen
@@ -167,6 +170,9 @@ def run(
     verdicts, its traces replayed (`bmc.reuse`).
 
     `progress(done, total)` is called as each (variant, scenario) finishes.
+
+    Ctrl-C stops the workers at once and raises `Interrupted` with every cell,
+    each holding only the scenarios checked before it (some none).
     """
     groups: list[list[Config]] = []
     same_as: list[tuple[list[Config], list[Config]]] = []
@@ -182,9 +188,11 @@ def run(
     # the largest scenarios first, so that parallel workers finish together
     groups.sort(key=lambda group: -_size(group[0]))
     results: list[CellResult] = []
-    with concurrent.futures.ProcessPoolExecutor(
-        jobs, mp_context=_fresh_processes(), max_tasks_per_child=1
-    ) as pool:
+    pool = concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=_fresh_processes(), max_tasks_per_child=1, initializer=_worker_start
+    )
+    futures: list[concurrent.futures.Future[list[CellResult]]] = []
+    try:
         futures = [
             pool.submit(check_configs, group, tuple(invariants), timeout, 200, method)
             for group in groups
@@ -192,13 +200,63 @@ def run(
         for done, _ in enumerate(concurrent.futures.as_completed(futures), start=1):
             if progress is not None:
                 progress(done, len(futures))
-        for future in futures:  # in submission order, whatever order they finished in
+    except KeyboardInterrupt:
+        finished = [f for f in futures if f.done() and not f.cancelled() and not f.exception()]
+        _stop(pool, futures)
+        for future in finished:
             results.extend(future.result())
+        partial = _with_reused(results, same_as, invariants)
+        raise Interrupted(cells_of(partial, variants, environments, invariants)) from None
+    pool.shutdown()
+    for future in futures:  # in submission order, whatever order they finished in
+        results.extend(future.result())
+    return cells_of(_with_reused(results, same_as, invariants), variants, environments, invariants)
+
+
+def _with_reused(
+    results: list[CellResult],
+    same_as: Sequence[tuple[list[Config], list[Config]]],
+    invariants: Sequence[Invariant],
+) -> list[CellResult]:
+    """`results`, and those of each group that is the same model as a checked one."""
     found = {(result.config, result.invariant): result for result in results}
-    for group, original in same_as:
-        for config, checked in zip(group, original, strict=True):
-            results.extend(reuse(found[(checked, inv)], config) for inv in invariants)
-    return cells_of(results, variants, environments, invariants)
+    reused = [
+        reuse(found[(checked, inv)], config)
+        for group, original in same_as
+        for config, checked in zip(group, original, strict=True)
+        for inv in invariants
+        if (checked, inv) in found
+    ]
+    return results + reused
+
+
+def _worker_start() -> None:
+    """A worker leaves Ctrl-C to the parent, which stops it (`_stop`).
+
+    A terminal sends SIGINT to the whole process group. A worker that took it
+    would have z3 cancel its query, which reads as a cell that ran out of time,
+    and Python might print a traceback from inside z3's objects; so workers
+    ignore it, and z3 does not listen for it either.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    z3.set_param("ctrl_c", False)
+
+
+def _stop(
+    pool: concurrent.futures.ProcessPoolExecutor,
+    futures: Sequence[concurrent.futures.Future[list[CellResult]]],
+) -> None:
+    """Cancel what has not started and end the workers at once: a z3 query does
+    not return to Python before its time limit, so waiting for one could take
+    minutes. The executor has no public handle on its processes; `_processes`
+    is where it keeps them (CPython 3.11 to 3.13). Once a worker is gone the
+    executor counts itself broken and ends the rest, so the shutdown after it,
+    which waits for that, is quick (and races no thread of the executor's)."""
+    for future in futures:
+        future.cancel()
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _fresh_processes() -> multiprocessing.context.BaseContext:

@@ -1,0 +1,126 @@
+"""Ctrl-C stops a command within 2 s, leaves no process behind, and prints what finished.
+
+A terminal sends SIGINT to the whole foreground process group (here: the command,
+its worker processes and multiprocessing's helpers), so the test does the same
+to a command started in a group of its own. `verify` sees a terminal on standard
+error (a pseudo-terminal), so its progress line says when one of its two
+(variant, scenario) groups is done: the interrupt then comes between the two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+STOPS_WITHIN = 2.0
+
+
+def _alive(group: int) -> list[str]:
+    """Processes of `group` that still run (a zombie has ended; init reaps it later)."""
+    listed = subprocess.run(
+        ["ps", "-o", "pid=,stat=", "-g", str(group)], capture_output=True, text=True, check=False
+    ).stdout.split("\n")
+    return [line for line in listed if line.strip() and "Z" not in line.split()[1]]
+
+
+def _interrupt(argv: list[str], ready: str | None, wait: float) -> tuple[int, str, str]:
+    """Run `ackguard ARGV`, send SIGINT to its group once `ready` shows on its
+    standard error (or after `wait` seconds), and check the two time limits."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proofs.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        start_new_session=True,
+        text=True,
+    )
+    os.close(follower)
+    err: list[str] = []
+    # read the terminal all along: a full one would block the command's writes
+    reader = threading.Thread(target=_drain, args=(leader, err), daemon=True)
+    reader.start()
+    started = time.monotonic()
+    while ready is not None and ready not in "".join(err) and time.monotonic() - started < 60:
+        time.sleep(0.02)
+    if ready is None:
+        time.sleep(wait)
+    assert process.poll() is None, "the command ended before the interrupt"
+    os.killpg(process.pid, signal.SIGINT)
+    sent = time.monotonic()
+    out, _ = process.communicate(timeout=30)
+    stopped = time.monotonic() - sent
+    while _alive(process.pid) and time.monotonic() - sent < STOPS_WITHIN:
+        time.sleep(0.05)
+    left = _alive(process.pid)
+    reader.join(5)
+    os.close(leader)
+    seen = "".join(err)
+    assert stopped <= STOPS_WITHIN, f"stopped {stopped:.1f} s after Ctrl-C"
+    assert not left, f"left behind: {left}"
+    assert "Traceback" not in seen, seen
+    return process.returncode, out, seen
+
+
+def _drain(leader: int, into: list[str]) -> None:
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # every writer has closed the terminal
+            return
+        if not chunk:
+            return
+        into.append(chunk.decode(errors="replace"))
+
+
+def test_verify_stops_its_workers_and_prints_the_cells_done_marked_incomplete() -> None:
+    argv = ["verify", "--variant", "three-way", "--variant", "lock5-hoisted"]
+    argv += ["--scenario", "two-replacements-during-user-turn", "--jobs", "2"]
+    code, out, _ = _interrupt(argv, ready="verify: 1 of 2", wait=0)
+    assert code == 130
+    rows = [line.split() for line in out.splitlines()]
+    done = [row for row in rows if row and row[0] == "three-way"]
+    assert len(done) == 12  # two invariants in six environments: every cell of three-way
+    assert not [row for row in rows if row and row[0] == "lock5-hoisted"]
+    assert "INTERRUPTED: 12 of 24 cells were checked before Ctrl-C" in out
+    assert "not a verdict" in out and "every verdict matched" not in out
+    assert "not finished: lock5-hoisted, 0 of 1 scenarios checked" in out
+    assert "time limit" not in out  # no cell is said to have run out of time
+
+
+def test_explore_prints_what_it_explored_marked_incomplete(tmp_path: Path) -> None:
+    sites = [
+        {"name": f"s{n}", "request": "mirror-snapshot", "local_update": "before"} for n in range(64)
+    ]
+    path = tmp_path / "sites.json"
+    path.write_text(json.dumps(sites))
+    code, out, _ = _interrupt(["explore", "--sites", str(path)], ready=None, wait=2.5)
+    assert code == 130
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("INTERRUPTED: ") and " of 2080 (variant, scenario, environment)" in last
+    assert "keeps both invariants" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["demo", "--turns", "100000"], ["conform", "--environment", "all", "--hypothesis", "5000"]],
+)
+def test_other_commands_stop_and_say_so(argv: list[str]) -> None:
+    code, _, err = _interrupt(argv, ready=None, wait=2.5)
+    assert code == 130
+    assert f"ackguard {argv[0]}: interrupted" in err
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_too() -> None:
+    """Importing z3 and Hypothesis takes most of a second: Ctrl-C then is no traceback."""
+    code, _, err = _interrupt(["explore", "--environment", "all"], ready=None, wait=0.3)
+    assert code == 130
+    assert err.strip().endswith("interrupted"), err
