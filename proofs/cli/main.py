@@ -31,6 +31,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `ackguard` parser with every command of `COMMANDS` registered."""
     parser = Parser(
         prog="ackguard",
         description=(

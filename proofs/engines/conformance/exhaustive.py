@@ -31,6 +31,8 @@ class Failure:
 
 @frozen
 class Exhaustion:
+    """What an exhaustive lockstep run over one config found, and what it cost."""
+
     config: Config
     depth: int
     #: Maximal stimulus sequences explored.

@@ -55,6 +55,8 @@ class TraceReplay:
 
 @frozen
 class CellReport:
+    """One (variant, scenario, environment) cell: its exhaustive run and trace replays."""
+
     config: Config
     exhaustion: Exhaustion
     violations: tuple[ViolationReport, ...]
@@ -80,6 +82,8 @@ class CellReport:
 
 @frozen
 class VariantReport:
+    """Every cell of one variant, as `ackguard conform` reports it."""
+
     variant: Variant
     cells: tuple[CellReport, ...]
     seconds: float
@@ -94,6 +98,7 @@ class VariantReport:
 
 
 def check_cell(config: Config, factory: AdapterFactory, depth: int = DEFAULT_DEPTH) -> CellReport:
+    """Every stimulus sequence up to `depth`, and each explorer counterexample replayed."""
     exhaustion = exhaust(config, depth, factory)
     exploration = explore(config)
     traces = []

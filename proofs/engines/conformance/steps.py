@@ -26,6 +26,8 @@ _TASK = re.compile(r"T(\d+)$")
 
 @frozen
 class Step:
+    """One stimulus, or a burst given together, and the loop's schedule after it."""
+
     moves: tuple[Move, ...]
     schedule: Schedule = FIFO
 
@@ -62,10 +64,12 @@ def parse_step(text: str) -> Step:
 
 
 def parse_steps(text: str) -> tuple[Step, ...]:
+    """Steps from their printed form, `;` between them (`format_steps` writes it)."""
     return tuple(parse_step(part) for part in text.split(";") if part.strip())
 
 
 def format_steps(steps: Iterable[Step]) -> str:
+    """Steps as one line that `parse_steps` reads back."""
     return "; ".join(str(step) for step in steps)
 
 
