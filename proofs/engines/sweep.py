@@ -8,8 +8,11 @@ team adds (a site file) sweeps as the catalog's do:
 - a caller-copy site either adds a fresh note or drops `msg0`, in two shapes;
 - a live-context site drops the never-played `asst1`.
 
-Every mix starts from a server holding `msg0` and `asst1`, a local context
-holding `msg0`, and one item the model may create (`srv1`). The work is one job
+Every mix starts at rest, with `msg0` and `asst1` on the server, in the mirror and
+in the local context (a live-context call's local update drops `asst1` before its
+push, as the real cleanup's caller does), and one item the model may create
+(`srv1`). Starting with the local context behind the server instead would make
+every replacement fail at its first step, which says nothing about the mix. The work is one job
 per (cell, mix), run on any `concurrent.futures.Executor`: a local process pool,
 or Dask's (`distributed.Client.get_executor()`); jobs and results are plain
 picklable data.
@@ -23,11 +26,22 @@ from concurrent.futures import Executor, Future, as_completed
 
 from attrs import frozen
 
-from model import Call, Config, Environment, RequestSource, Scenario, Site, Variant, Verdict
+from model import (
+    Call,
+    Config,
+    Environment,
+    Invariant,
+    Move,
+    RequestSource,
+    Scenario,
+    Site,
+    Variant,
+    Verdict,
+)
 from proofs.engines.explore import explore
 
 SERVER: tuple[str, ...] = ("msg0", "asst1")
-LOCAL: tuple[str, ...] = ("msg0",)
+LOCAL: tuple[str, ...] = ("msg0", "asst1")
 SERVER_POOL: tuple[str, ...] = ("srv1",)
 
 
@@ -95,7 +109,7 @@ class MixResult:
     states: int
     seconds: float
     #: (invariant, depth, the violation in words, the moves) per broken invariant.
-    broken: tuple[tuple[str, int, str, tuple[str, ...]], ...]
+    broken: tuple[tuple[Invariant, int, str, tuple[Move, ...]], ...]
 
     @property
     def fails(self) -> bool:
@@ -112,10 +126,10 @@ def run_job(job: Job) -> MixResult:
             assert finding.violation is not None and finding.trace is not None
             broken.append(
                 (
-                    finding.invariant.value,
+                    finding.invariant,
                     finding.trace.depth,
                     finding.violation.describe(),
-                    tuple(move.label() for move in finding.trace.moves),
+                    finding.trace.moves,
                 )
             )
     return MixResult(
