@@ -101,3 +101,19 @@ def test_the_comparison_catches_a_reduction_that_merges_different_sites(
     assert disagreements(configs) == []
     monkeypatch.setattr(symmetry, "groups", by_shape)
     assert disagreements(configs) != []
+
+
+def test_the_command_line_can_turn_it_off(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from proofs.cli import main
+
+    argv = ["explore", "--scenario", "two-replacements-during-user-turn", "--json"]
+    assert main([*argv, "--variant", "lock5"]) == 0
+    reduced = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--variant", "lock5", "--no-symmetry"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert [(r["verdict"], r["depth"]) for r in reduced] == [
+        (r["verdict"], r["depth"]) for r in plain
+    ]
+    assert reduced[0]["states"] < plain[0]["states"]
