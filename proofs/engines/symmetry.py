@@ -22,6 +22,7 @@ from proofs.engines.compact import (
     ACKED,
     ACT,
     GONE,
+    IDLE_TASK,
     LOCAL,
     MIRROR,
     NONE,
@@ -99,37 +100,34 @@ class Symmetry:
         owner = self.owner
         group_of = self.group_of
         seen: list[list[int]] = [[] for _ in self.groups]
-        marked = [False] * self.model.n_tasks
-
-        def note(task: int) -> None:
-            if task != NONE and not marked[task]:
-                group = group_of[task]
-                if group != NONE:
-                    marked[task] = True
-                    seen[group].append(task)
-
+        marked = bytearray(self.model.n_tasks)
+        # the hot path of a reduced search: the scans are written out, not a helper
         for part in (s[LOCAL], s[SERVER], s[MIRROR]):
             for item in part:
-                note(owner[item])
-        for op in s[TO_SERVER]:
-            note(op[3])
-            note(owner[op[1]])
-        for event in s[TO_CLIENT]:
-            note(event[4])
-            note(owner[event[1]])
-        for lock in (s[ACT], s[PROV]):
-            note(lock[0])
-            for task in lock[1]:
-                note(task)
-        for op in s[OUTSTANDING]:
-            note(op[3])
+                task = owner[item]
+                if task != NONE and not marked[task]:
+                    marked[task] = 1
+                    seen[group_of[task]].append(task)
+        for entries, at in ((s[TO_SERVER], 3), (s[TO_CLIENT], 4), (s[OUTSTANDING], 3)):
+            for entry in entries:
+                for task in (entry[at], owner[entry[1]]):
+                    if task != NONE and not marked[task] and group_of[task] != NONE:
+                        marked[task] = 1
+                        seen[group_of[task]].append(task)
+        for owner_task, waiters in (s[ACT], s[PROV]):
+            for task in (owner_task, *waiters):
+                if task != NONE and not marked[task] and group_of[task] != NONE:
+                    marked[task] = 1
+                    seen[group_of[task]].append(task)
         tasks = s[TASKS]
         for number, members in enumerate(self.groups):
             rest = [task for task in members if not marked[task]]
-            if rest:
-                if len(rest) > 1:
-                    rest.sort(key=lambda task: self._own_key(s, tasks[task], task))
-                seen[number].extend(rest)
+            if not rest:
+                continue
+            # idle tasks are all alike: their items are nowhere yet
+            if len(rest) > 1 and any(tasks[task] != IDLE_TASK for task in rest):
+                rest.sort(key=lambda task: self._own_key(s, tasks[task], task))
+            seen[number].extend(rest)
         return seen
 
     def _own_key(self, s: CState, task: tuple[object, ...], index: int) -> tuple[object, ...]:
