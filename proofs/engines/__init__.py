@@ -1,6 +1,9 @@
 """The engines: everything that checks, and nothing that prints or parses arguments.
 
-- `explore`: the explicit-state explorer (breadth-first, shortest counterexamples);
+- `explore`: the explicit-state explorer (breadth-first, shortest counterexamples) on
+  the compact encoding of `compact` with the symmetry reduction of `symmetry`;
+  `explore_readable` is the same search on the readable states (the baseline);
+- `sweep`: every mix of up to N calls per cell, on an executor of `executors`;
 - `smt`: z3 (bounded model checking, k-induction, reachable-set invariants);
 - `stateful`: the Hypothesis state machine of the model;
 - `conformance`: the harness that drives an implementation in lockstep with the
@@ -20,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from proofs.engines.audit import AuditConfig, Place, audit_paths, audit_source, emit_sites
     from proofs.engines.explore import Exploration, Finding, explore
+    from proofs.engines.explore_readable import explore_readable
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
     from proofs.engines.stateful import model_machine
+    from proofs.engines.sweep import CellResult, MixResult, sweep
     from proofs.engines.trace import Step, Trace, replay
 
 _WHERE = {
@@ -33,6 +38,10 @@ _WHERE = {
     "Exploration": "proofs.engines.explore",
     "Finding": "proofs.engines.explore",
     "explore": "proofs.engines.explore",
+    "explore_readable": "proofs.engines.explore_readable",
+    "CellResult": "proofs.engines.sweep",
+    "MixResult": "proofs.engines.sweep",
+    "sweep": "proofs.engines.sweep",
     "SiteSpec": "proofs.engines.site_file",
     "load_sites": "proofs.engines.site_file",
     "pair_scenarios": "proofs.engines.site_file",
@@ -44,8 +53,10 @@ _WHERE = {
 
 __all__ = [
     "AuditConfig",
+    "CellResult",
     "Exploration",
     "Finding",
+    "MixResult",
     "Place",
     "SiteSpec",
     "Step",
@@ -54,10 +65,12 @@ __all__ = [
     "audit_source",
     "emit_sites",
     "explore",
+    "explore_readable",
     "load_sites",
     "model_machine",
     "pair_scenarios",
     "replay",
+    "sweep",
 ]
 
 
