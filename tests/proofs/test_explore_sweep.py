@@ -3,6 +3,7 @@ on a local process pool, or on a Dask cluster, with one answer."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,3 +108,21 @@ def test_bad_sweep_arguments(
 def test_sweep_flags_need_sweep(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "--workers", "2"]) == 2
     assert "--workers goes with --sweep" in capsys.readouterr().err
+
+
+def test_a_site_file_sweeps_under_its_own_lock_discipline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = {"request": "mirror-snapshot", "local_update": "before"}
+    locked = [{"name": n, **snapshot, "locked": True} for n in ("a", "b")]
+    path = tmp_path / "sites.json"
+    path.write_text(json.dumps(locked))
+    argv = ["explore", "--sweep", "3", "--sites", str(path), "--environment", "base"]
+    assert main([*argv, "--workers", "1", "--json"]) == 0
+    (cell,) = json.loads(capsys.readouterr().out)
+    assert (cell["mixes"], cell["failing"]) == (9, [])
+    path.write_text(json.dumps([locked[0], {"name": "b", **snapshot, "locked": False}]))
+    assert main([*argv, "--workers", "1", "--json"]) == 1
+    (cell,) = json.loads(capsys.readouterr().out)
+    assert cell["smallest"]["mix"] == ["a", "b"]
+    assert all("b" in mix["mix"] for mix in cell["failing"])
