@@ -8,25 +8,30 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from model import Config, Environment, Site
+from model import SITES_BY_NAME, Config, Environment, Site
 from model.environment import OPTION_NAMES
 from proofs.cli import options as choices
+from proofs.engines.executors import dask_executor, local_pool
 from proofs.engines.explore import Exploration, explore
 from proofs.engines.site_file import load_sites, pair_scenarios
+from proofs.engines.sweep import jobs, shapes, sweep
 from proofs.errors import SiteFileError, UsageError
 from proofs.report.explore import rows as result_rows
-from proofs.report.explore import table_lines
+from proofs.report.explore import sweep_lines, sweep_rows, table_lines
 
 _EXAMPLE = """\
 examples:
   ackguard explore --variant lock3 --scenario replacement-first --trace
   ackguard explore --environment all
   ackguard explore --sites sites.json --trace   # sites.json: from ackguard audit --emit-sites
+  ackguard explore --sweep 3 --variant lock5 --environment base
+  ackguard explore --sweep 2 --sites sites.json --scheduler tcp://10.0.0.5:8786
 
 exit status: 0 when every verdict matches the catalog's expectation (with --sites: when
-every pair of sites keeps both invariants), 1 when one does not, 2 on bad input
-(a site file that does not follow proofs/schemas/site-file.schema.json), 130 on
-Ctrl-C (after printing what was explored, marked incomplete)."""
+every pair of sites keeps both invariants; with --sweep: when no mix fails), 1 when one does
+not, 2 on bad input (a site file that does not follow
+proofs/schemas/site-file.schema.json), 130 on Ctrl-C (after printing what was explored,
+marked incomplete)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,12 +59,48 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="site records (as `ackguard audit --emit-sites` writes them): check every pair "
         "of them under the lock discipline the file records, instead of the catalog",
     )
+    parser.add_argument(
+        "--sweep",
+        metavar="N",
+        type=choices.positive_int,
+        help="explore every mix of 1 to N calls of the chosen sites, under each variant and "
+        "environment (all six columns unless --environment), and report which mixes fail and "
+        "the smallest failing mix per cell",
+    )
+    parser.add_argument(
+        "--site",
+        action="append",
+        metavar="NAME",
+        help="with --sweep: a site to mix (repeatable; default every site, or the site file's)",
+    )
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        type=choices.positive_int,
+        help="with --sweep: local worker processes (default one per core; 1: in this process)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --sweep: run the mixes on the Dask cluster whose scheduler is at ADDRESS "
+        "(tcp://HOST:PORT) instead of local processes; needs ackguard[dask]",
+    )
+    parser.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="keep every state, not one per renaming of interchangeable calls (for comparison)",
+    )
     parser.add_argument("--trace", action="store_true", help="print each counterexample")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.sweep is not None:
+        return run_sweep(args)
+    for flag in ("site", "workers", "scheduler"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{flag} goes with --sweep")
     # every scenario under each environment given (each once), or under its own
     forced: list[Environment] = choices.environments(args.environment) if args.environment else []
     extra_sites: tuple[Site, ...] = ()
@@ -90,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         for config in configs:
-            result = explore(config)
+            result = explore(config, symmetry=not args.no_symmetry)
             results.append(result)
             rows.extend(result_rows(result))
     except KeyboardInterrupt:
@@ -128,6 +169,63 @@ def run(args: argparse.Namespace) -> int:
             f"catalog's expectation {counts}"
         )
     return 0 if matched else 1
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """`--sweep N`: every mix of up to N calls, by cell (variant x environment)."""
+    if args.scenario:
+        raise UsageError("--sweep makes its own scenarios; drop --scenario")
+    if args.no_symmetry:
+        raise UsageError("--sweep always reduces by symmetry; drop --no-symmetry")
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers is for local processes; the Dask cluster has its own")
+    extra_sites: tuple[Site, ...] = ()
+    if args.sites is not None:
+        if args.variant:
+            raise UsageError("--sites checks its own lock discipline; drop --variant")
+        try:
+            spec = load_sites(args.sites)
+        except SiteFileError as error:
+            raise UsageError(str(error)) from None
+        variants = [spec.variant()]
+        extra_sites = spec.sites
+        known = {site.name: site for site in spec.sites}
+    else:
+        variants = choices.variants(args.variant)
+        known = dict(SITES_BY_NAME)
+    if args.site:
+        unknown = [name for name in args.site if name not in known]
+        if unknown:
+            raise UsageError(f"unknown site {unknown[0]!r}; choose from: {', '.join(known)}")
+        chosen = [known[name] for name in args.site]
+    else:
+        chosen = list(known.values())
+    environments = choices.environments(args.environment)
+    work = jobs(variants, environments, shapes(chosen), args.sweep, extra_sites)
+    progress = _progress_line if sys.stderr.isatty() else None
+    if args.scheduler is not None:
+        with dask_executor(args.scheduler) as executor:
+            cells = sweep(work, executor, progress)
+    elif args.workers == 1:
+        cells = sweep(work, None, progress)
+    else:
+        with local_pool(args.workers) as executor:
+            cells = sweep(work, executor, progress)
+    if progress is not None:
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(sweep_rows(cells), indent=2))
+    else:
+        for line in sweep_lines(cells, args.trace):
+            print(line)
+    return 1 if any(cell.failing for cell in cells) else 0
+
+
+def _progress_line(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total
+    bar = "#" * filled + "." * (width - filled)
+    print(f"\rsweep [{bar}] {done}/{total} mixes", end="", file=sys.stderr, flush=True)
 
 
 #: Why an option can leave every move as it is, for the note that says so.

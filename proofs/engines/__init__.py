@@ -1,6 +1,9 @@
 """The engines: everything that checks, and nothing that prints or parses arguments.
 
-- `explore`: the explicit-state explorer (breadth-first, shortest counterexamples);
+- `explore`: the explicit-state explorer (breadth-first, shortest counterexamples) on
+  the compact encoding of `compact` with the symmetry reduction of `symmetry`;
+  `explore_readable` is the same search on the readable states (the baseline);
+- `sweep`: every mix of up to N calls per cell, on an executor of `executors`;
 - `smt`: z3 (bounded model checking, k-induction, reachable-set invariants);
 - `stateful`: the Hypothesis state machine of the model;
 - `conformance`: the harness that drives an implementation in lockstep with the
@@ -21,6 +24,7 @@ if _typing.TYPE_CHECKING:
     from proofs.engines.explore import Exploration, Finding
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
     from proofs.engines.stateful import model_machine
+    from proofs.engines.sweep import CellResult, MixResult
     from proofs.engines.trace import Step, Trace, replay
 
 _WHERE = {
@@ -31,6 +35,8 @@ _WHERE = {
     "emit_sites": "proofs.engines.audit",
     "Exploration": "proofs.engines.explore",
     "Finding": "proofs.engines.explore",
+    "CellResult": "proofs.engines.sweep",
+    "MixResult": "proofs.engines.sweep",
     "SiteSpec": "proofs.engines.site_file",
     "load_sites": "proofs.engines.site_file",
     "pair_scenarios": "proofs.engines.site_file",
@@ -42,8 +48,10 @@ _WHERE = {
 
 __all__ = [
     "AuditConfig",
+    "CellResult",
     "Exploration",
     "Finding",
+    "MixResult",
     "Place",
     "SiteSpec",
     "Step",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from proofs.engines.explore import Exploration
+from proofs.engines.sweep import CellResult, MixResult
 from proofs.report.render import trace_json, trace_lines
 
 
@@ -64,4 +65,82 @@ def table_lines(rows: list[dict[str, Any]], results: list[Exploration], traces: 
                 )
                 for line in trace_lines(config, finding.trace):
                     out.append(f"  {line}")
+    return out
+
+
+def _mix_json(result: MixResult) -> dict[str, Any]:
+    return {
+        "mix": list(result.mix),
+        "states": result.states,
+        "broken": [
+            {
+                "invariant": inv.value,
+                "depth": depth,
+                "violation": text,
+                "moves": [move.label() for move in moves],
+            }
+            for inv, depth, text, moves in result.broken
+        ],
+    }
+
+
+def sweep_rows(cells: list[CellResult]) -> list[dict[str, Any]]:
+    """One row per cell: its failing mixes and the smallest of them."""
+    out = []
+    for cell in cells:
+        smallest = cell.smallest
+        out.append(
+            {
+                "variant": cell.variant,
+                "environment": cell.environment,
+                "mixes": cell.mixes,
+                "states": cell.states,
+                "failing": [_mix_json(r) for r in cell.failing],
+                "smallest": None if smallest is None else _mix_json(smallest),
+            }
+        )
+    return out
+
+
+def _mix_text(result: MixResult) -> str:
+    broken = ", ".join(f"{inv.value} at depth {depth}" for inv, depth, _, _ in result.broken)
+    return f"{' + '.join(result.mix)}: {broken}"
+
+
+def sweep_lines(cells: list[CellResult], traces: bool) -> list[str]:
+    """A table of cells (failing mixes, the smallest), then each cell's failing mixes."""
+    header = ("variant", "environment", "mixes", "failing", "smallest failing mix", "states")
+    table = [header]
+    for cell in cells:
+        smallest = cell.smallest
+        table.append(
+            (
+                cell.variant,
+                cell.environment,
+                str(cell.mixes),
+                str(len(cell.failing)),
+                "-" if smallest is None else _mix_text(smallest),
+                str(cell.states),
+            )
+        )
+    widths = [max(len(line[col]) for line in table) for col in range(len(header))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in table]
+    for cell in cells:
+        if not cell.failing:
+            continue
+        out.append("")
+        out.append(f"{cell.variant} / {cell.environment}: {len(cell.failing)} failing mixes")
+        for result in cell.failing:
+            out.append(f"  {_mix_text(result)}")
+            if traces:
+                for _, _, text, moves in result.broken:
+                    out.append(f"    {text}")
+                    out.append(f"    {', '.join(move.label() for move in moves)}")
+    failing = sum(len(cell.failing) for cell in cells)
+    total = sum(cell.mixes for cell in cells)
+    out.append("")
+    out.append(
+        f"{failing} of {total} mixes fail in {sum(bool(c.failing) for c in cells)} of "
+        f"{len(cells)} cells ({sum(c.states for c in cells)} states)"
+    )
     return out

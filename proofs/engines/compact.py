@@ -1,0 +1,632 @@
+"""The model's state machine again, on plain tuples of small ints, for the explorer.
+
+`model/` is the spec and stays readable; this is a second encoding of the same
+moves, built from the same `Config` data (site records, the variant's `locks` and
+`local_update`, `MOVES` options), so that the explorer's hot path has no attrs
+`evolve` chains and no nested attrs hashing. Each move copies the state into one
+mutable scratch record and freezes it into one tuple. The diffs, the expected
+view and the tombstones are `model.moves`' own functions (looked up there at call
+time, so a patched model is the model explored), memoized per run.
+
+It is an exact quotient of the readable model: `encode` maps a readable state to
+its compact one, dropping only what no later move and no invariant reads (a
+finished push's data, `done` against `failed`, a request once diffed, the three-
+way base, which never outlives the step that computes it, and `deletes_sent`,
+kept as one flag for invariant 1). `tests/proofs/test_explore_compact.py` checks
+that the two graphs are equal under `encode` over the catalog, and the explorer
+replays every trace it reports through the readable model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar, cast
+
+import model.diff as _diff
+import model.moves as _moves
+import model.state as _state
+from model import (
+    Config,
+    Event,
+    EventKind,
+    LocalUpdate,
+    Lock,
+    Move,
+    MoveKind,
+    Op,
+    OpKind,
+    Pc,
+    RequestSource,
+    State,
+    Task,
+    no_unintended_delete,
+)
+from model.move_table import MOVES
+
+# program counters; `done` and `failed` are one value: no move reads which
+IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
+CREATE, DELETE = 0, 1
+ADDED, DELETED, REJECTED = 0, 1, 2
+NONE = -1
+
+_PC = {
+    Pc.IDLE: IDLE,
+    Pc.COPIED: COPIED,
+    Pc.WAIT_ACTIVITY: WAIT_ACT,
+    Pc.WAIT_PROVIDER: WAIT_PROV,
+    Pc.WAIT_ACKS: WAIT_ACKS,
+    Pc.DONE: FINISHED,
+    Pc.FAILED: FINISHED,
+}
+_OP_KIND = {OpKind.CREATE: CREATE, OpKind.DELETE: DELETE}
+_OP_KINDS = (OpKind.CREATE, OpKind.DELETE)
+_EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJECTED: REJECTED}
+
+#: Positions of the fields in a compact state (a plain tuple).
+SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
+CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
+REFUSED, RECREATED = 16, 17
+
+#: A task: (pc, copy, request, bound to the live local context, pending-ack mask).
+IDLE_TASK: tuple[Any, ...] = (IDLE, None, None, False, 0)
+FINISHED_TASK: tuple[Any, ...] = (FINISHED, None, None, False, 0)
+FREE: tuple[int, tuple[int, ...]] = (NONE, ())
+
+#: A compact state; its fields are listed above.
+CState = tuple[Any, ...]
+#: A compact move: (kind, task or None, item id or None).
+CMove = tuple[MoveKind, int | None, int | None]
+
+
+_F = TypeVar("_F")
+
+
+def _live(name: str, like: _F) -> _F:
+    """`model.moves`' function `name` as it is now (a test may have patched it)."""
+    return cast(_F, vars(_moves)[name])
+
+
+def _take(lock: tuple[int, tuple[int, ...]], task: int) -> tuple[int, tuple[int, ...]]:
+    owner, waiters = lock
+    if owner == NONE and not waiters:
+        return (task, ())
+    return (owner, (*waiters, task))
+
+
+def _release(lock: tuple[int, tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:
+    waiters = lock[1]
+    if not waiters:
+        return FREE
+    return (waiters[0], waiters[1:])
+
+
+def _insert_after(items: tuple[int, ...], item: int, after: int) -> tuple[int, ...]:
+    if after == NONE:
+        return (item, *items)
+    if after in items:
+        at = items.index(after) + 1
+        return (*items[:at], item, *items[at:])
+    return (*items, item)
+
+
+def _mask(items: Iterable[int]) -> int:
+    mask = 0
+    for item in items:
+        mask |= 1 << item
+    return mask
+
+
+class _Scratch:
+    """One state being changed by one move; frozen into a tuple once at the end."""
+
+    __slots__ = (
+        "acked",
+        "act",
+        "bad",
+        "created",
+        "gone",
+        "learned",
+        "local",
+        "mirror",
+        "outstanding",
+        "prov",
+        "reached",
+        "recreated",
+        "refused",
+        "removed",
+        "server",
+        "tasks",
+        "to_client",
+        "to_server",
+    )
+
+    def __init__(self, s: CState) -> None:
+        (
+            self.server,
+            self.mirror,
+            self.local,
+            self.to_server,
+            self.to_client,
+            self.act,
+            self.prov,
+            tasks,
+            self.created,
+            self.learned,
+            self.outstanding,
+            self.gone,
+            self.acked,
+            self.reached,
+            self.removed,
+            self.bad,
+            self.refused,
+            self.recreated,
+        ) = s
+        self.tasks = list(tasks)
+
+    def freeze(self) -> CState:
+        return (
+            self.server,
+            self.mirror,
+            self.local,
+            self.to_server,
+            self.to_client,
+            self.act,
+            self.prov,
+            tuple(self.tasks),
+            self.created,
+            self.learned,
+            self.outstanding,
+            self.gone,
+            self.acked,
+            self.reached,
+            self.removed,
+            self.bad,
+            self.refused,
+            self.recreated,
+        )
+
+
+class CompactModel:
+    """The successor function of one `Config` on compact states."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        scenario = config.scenario
+        self.names: tuple[str, ...] = scenario.items()
+        self.ids: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        tasks = range(len(scenario.calls))
+        self.n_tasks = len(scenario.calls)
+        self.source = tuple(config.site(t).request for t in tasks)
+        self.update = tuple(config.local_update(t) for t in tasks)
+        self.locks = tuple(config.locks(t) for t in tasks)
+        self.adds = tuple(tuple(self.ids[i] for i in scenario.calls[t].adds) for t in tasks)
+        self.drops = tuple(frozenset(self.ids[i] for i in scenario.calls[t].drops) for t in tasks)
+        self.drop_masks = tuple(_mask(d) for d in self.drops)
+        self.three_way = config.three_way()
+        env = config.environment
+
+        def on(kind: MoveKind) -> bool:
+            option = MOVES[kind].option
+            return option is None or env.on(option)
+
+        self.copy_on = on(MoveKind.COPY)
+        self.reject_on = on(MoveKind.SERVER_REJECT)
+        self.model_on = on(MoveKind.MODEL_CREATES)
+        self.learn_on = on(MoveKind.LEARN)
+        self.timeout_on = on(MoveKind.TIMEOUT)
+        self.pool = tuple(self.ids[i] for i in scenario.server_pool)
+        self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
+        self._tombs: dict[Any, int] = {}
+
+    # -- conversion ---------------------------------------------------------
+
+    def initial(self) -> CState:
+        return self.encode(_moves.initial_state(self.config))
+
+    def encode(self, state: State) -> CState:
+        """The compact state of a readable one: what the moves and invariants read."""
+        ids = self.ids
+
+        def seq(items: Iterable[str]) -> tuple[int, ...]:
+            return tuple(ids[i] for i in items)
+
+        def mask(items: Iterable[str]) -> int:
+            return _mask(ids[i] for i in items)
+
+        def op(o: Op) -> tuple[int, int, int, int]:
+            after = NONE if o.after is None else ids[o.after]
+            return (_OP_KIND[o.kind], ids[o.item], after, o.task)
+
+        def event(e: Event) -> tuple[int, int, int, int, int]:
+            return (
+                _EVENT_KIND[e.kind],
+                ids[e.item],
+                NONE if e.after is None else ids[e.after],
+                NONE if e.op is None else _OP_KIND[e.op],
+                NONE if e.task is None else e.task,
+            )
+
+        def lock(lk: Lock) -> tuple[int, tuple[int, ...]]:
+            return (NONE if lk.owner is None else lk.owner, lk.waiters)
+
+        def task(t: Task) -> tuple[Any, ...]:
+            pc = _PC[t.pc]
+            waiting = pc in (WAIT_ACT, WAIT_PROV)
+            return (
+                pc,
+                seq(t.copy) if pc == COPIED and t.copy is not None else None,
+                seq(t.request) if waiting and t.request is not None else None,
+                t.bound_to_local if waiting else False,
+                self.key_mask(t.pending) if pc == WAIT_ACKS else 0,
+            )
+
+        return (
+            seq(state.server),
+            seq(state.mirror),
+            seq(state.local),
+            tuple(op(o) for o in state.to_server),
+            tuple(event(e) for e in state.to_client),
+            lock(state.activity_lock),
+            lock(state.provider_lock),
+            tuple(task(t) for t in state.tasks),
+            state.created,
+            mask(state.learned),
+            tuple(op(o) for o in state.outstanding),
+            mask(state.gone),
+            mask(state.acked),
+            mask(state.reached),
+            mask(state.removed),
+            no_unintended_delete(state, self.config) is not None,
+            mask(state.refused),
+            mask(item for _, item in state.recreated),
+        )
+
+    def key_mask(self, keys: Iterable[tuple[OpKind, str]]) -> int:
+        return _mask(2 * self.ids[item] + _OP_KIND[kind] for kind, item in keys)
+
+    def move(self, move: CMove) -> Move:
+        kind, task, item = move
+        return Move(kind, task, None if item is None else self.names[item])
+
+    # -- invariants -----------------------------------------------------------
+
+    @staticmethod
+    def unintended_delete(s: CState) -> bool:
+        """Invariant 1 is broken: some push deleted an acknowledged item it did not drop."""
+        return bool(s[BAD_DELETE])
+
+    @staticmethod
+    def disagreement_at_rest(s: CState) -> bool:
+        """Invariant 2 is broken: at rest, a pushed local item is off the server, or a
+        removed item is back on it."""
+        if s[TO_SERVER] or s[TO_CLIENT]:
+            return False
+        for task in s[TASKS]:
+            if IDLE < task[0] < FINISHED:
+                return False
+        on_server = _mask(s[SERVER])
+        pushed = s[REACHED] | s[REFUSED]
+        for item in s[LOCAL]:
+            bit = 1 << item
+            if pushed & bit and not on_server & bit:
+                return True
+        return bool(s[RECREATED] & on_server)
+
+    # -- moves ----------------------------------------------------------------
+
+    def successors(self, s: CState) -> list[tuple[CMove, CState]]:
+        """Every enabled move and its successor, in `model.successors`' order."""
+        out: list[tuple[CMove, CState]] = []
+        tasks = s[TASKS]
+        for index in range(self.n_tasks):
+            task = tasks[index]
+            pc = task[0]
+            if pc == IDLE:
+                if self.source[index] is RequestSource.CALLER_COPY and self.copy_on:
+                    w = _Scratch(s)
+                    w.tasks[index] = (COPIED, s[LOCAL], None, False, 0)
+                    out.append(((MoveKind.COPY, index, None), w.freeze()))
+                else:
+                    w = _Scratch(s)
+                    self._call(w, index, s[LOCAL])
+                    out.append(((MoveKind.CALL, index, None), w.freeze()))
+            elif pc == COPIED:
+                w = _Scratch(s)
+                self._call(w, index, task[1])
+                out.append(((MoveKind.CALL, index, None), w.freeze()))
+            elif pc == WAIT_ACT:
+                if s[ACT][0] == index:
+                    w = _Scratch(s)
+                    self._snapshot(w, index, None)
+                    out.append(((MoveKind.WAKE, index, None), w.freeze()))
+            elif pc == WAIT_PROV:
+                if s[PROV][0] == index:
+                    w = _Scratch(s)
+                    self._diff_and_send(w, index, None)
+                    out.append(((MoveKind.WAKE, index, None), w.freeze()))
+            elif pc == WAIT_ACKS and not task[4]:
+                w = _Scratch(s)
+                self._finish(w, index)
+                out.append(((MoveKind.RESUME, index, None), w.freeze()))
+        self._environment(s, out)
+        return out
+
+    def _apply(self, items: tuple[int, ...], index: int) -> tuple[int, ...]:
+        drops = self.drops[index]
+        kept = tuple(i for i in items if i not in drops) if drops else items
+        return _upsert(kept, self.adds[index])
+
+    def _call(self, w: _Scratch, index: int, copy: tuple[int, ...]) -> None:
+        source = self.source[index]
+        update = self.update[index]
+        pc, _, request, bound, pending = w.tasks[index]
+        base: frozenset[int] | None = None
+        if source is RequestSource.CALLER_COPY:
+            requested = self._apply(copy, index)
+            base = frozenset(copy) | self.drops[index]
+            if update is LocalUpdate.REPLACE:
+                self._replace_local(w, requested)
+                bound = True
+            else:
+                request = requested
+        elif source is RequestSource.LOCAL_CONTEXT:
+            bound = True
+        if update is LocalUpdate.BEFORE_PUSH:
+            w.local = self._apply(w.local, index)
+        if source is RequestSource.LOCAL_CONTEXT:
+            base = frozenset(w.local) | self.drops[index]
+        w.tasks[index] = (pc, None, request, bound, pending)
+        if self.locks[index]:
+            lock = w.act
+            w.act = _take(lock, index)
+            if lock != FREE:
+                w.tasks[index] = (WAIT_ACT, None, request, bound, pending)
+                return
+        self._snapshot(w, index, base)
+
+    def _snapshot(self, w: _Scratch, index: int, base: frozenset[int] | None) -> None:
+        if self.source[index] is RequestSource.MIRROR_SNAPSHOT:
+            pc, copy, _, bound, pending = w.tasks[index]
+            w.tasks[index] = (pc, copy, self._apply(w.mirror, index), bound, pending)
+            base = frozenset(w.mirror) | self.drops[index]
+        if self.three_way:
+            self._diff_and_send(w, index, base)
+            return
+        lock = w.prov
+        w.prov = _take(lock, index)
+        if lock != FREE:
+            pc, copy, request, bound, pending = w.tasks[index]
+            w.tasks[index] = (WAIT_PROV, copy, request, bound, pending)
+            return
+        self._diff_and_send(w, index, base)
+
+    def _diff_and_send(self, w: _Scratch, index: int, base: frozenset[int] | None) -> None:
+        task = w.tasks[index]
+        request = w.local if task[3] else task[2]
+        assert request is not None
+        if self.three_way:
+            assert base is not None, "a three-way push diffs in the step that fixes its base"
+            gone = self._tombstones(w.gone, w.outstanding)
+            request = tuple(i for i in request if not (gone >> i) & 1 or i not in base)
+            if task[3]:
+                w.local = request
+            ops = self._three_way_diff(w.mirror, w.outstanding, base, request, index)
+        else:
+            ops = self._mirror_diff(w.mirror, request, index)
+        keys = 0
+        for kind, item, _, _ in ops:
+            keys |= 1 << (2 * item + kind)
+        assert keys.bit_count() == len(ops), "a push sends one op per (kind, item)"
+        if not self.three_way:
+            for other, other_task in enumerate(w.tasks):
+                assert other == index or not (other_task[4] & keys), "acks keyed by item"
+        acked = w.acked
+        drops = self.drops[index]
+        for kind, item, _, _ in ops:
+            if kind == DELETE and (acked >> item) & 1 and item not in drops:
+                w.bad = True
+        if ops:
+            w.to_server = w.to_server + ops
+            if self.three_way:
+                w.outstanding = w.outstanding + ops
+            w.tasks[index] = (WAIT_ACKS, None, None, False, keys)
+        else:
+            self._finish(w, index)
+
+    def _finish(self, w: _Scratch, index: int) -> None:
+        if w.prov[0] == index:
+            w.prov = _release(w.prov)
+        if w.act[0] == index:
+            w.act = _release(w.act)
+        if self.update[index] is LocalUpdate.AFTER_PUSH:
+            w.local = _upsert(w.local, self.adds[index])
+        w.tasks[index] = FINISHED_TASK
+
+    def _replace_local(self, w: _Scratch, local: tuple[int, ...]) -> None:
+        old = w.local
+        for index, task in enumerate(w.tasks):
+            if task[3] and task[0] in (WAIT_ACT, WAIT_PROV):
+                w.tasks[index] = (task[0], task[1], old, False, task[4])
+        w.local = local
+
+    # -- the model's diffs, memoized ----------------------------------------
+
+    def _ops(self, raw: Iterable[Op]) -> tuple[tuple[int, int, int, int], ...]:
+        ids = self.ids
+        return tuple(
+            (_OP_KIND[o.kind], ids[o.item], NONE if o.after is None else ids[o.after], o.task)
+            for o in raw
+        )
+
+    def _mirror_diff(
+        self, mirror: tuple[int, ...], request: tuple[int, ...], index: int
+    ) -> tuple[tuple[int, int, int, int], ...]:
+        key = (mirror, request, index)
+        ops = self._diffs.get(key)
+        if ops is None:
+            names = self.names
+            raw = _live("mirror_diff", _diff.mirror_diff)(
+                tuple(names[i] for i in mirror), tuple(names[i] for i in request), index
+            )
+            ops = self._diffs[key] = self._ops(raw)
+        return ops
+
+    def _readable_ops(self, ops: Iterable[tuple[int, int, int, int]]) -> tuple[Op, ...]:
+        names = self.names
+        return tuple(
+            Op(_OP_KINDS[k], names[i], None if a == NONE else names[a], t) for k, i, a, t in ops
+        )
+
+    def _three_way_diff(
+        self,
+        mirror: tuple[int, ...],
+        outstanding: tuple[tuple[int, int, int, int], ...],
+        base: frozenset[int],
+        request: tuple[int, ...],
+        index: int,
+    ) -> tuple[tuple[int, int, int, int], ...]:
+        key = (mirror, outstanding, base, request, index)
+        ops = self._diffs.get(key)
+        if ops is None:
+            names = self.names
+            expected = _live("expected_view", _state.expected_view)(
+                tuple(names[i] for i in mirror), self._readable_ops(outstanding)
+            )
+            raw = _live("three_way_diff", _diff.three_way_diff)(
+                expected,
+                frozenset(names[i] for i in base),
+                tuple(names[i] for i in request),
+                index,
+            )
+            ops = self._diffs[key] = self._ops(raw)
+        return ops
+
+    def _tombstones(self, gone: int, outstanding: tuple[tuple[int, int, int, int], ...]) -> int:
+        key = (gone, outstanding)
+        mask = self._tombs.get(key)
+        if mask is None:
+            names = self.names
+            view = State(
+                server=(),
+                mirror=(),
+                local=(),
+                outstanding=self._readable_ops(outstanding),
+                gone=frozenset(names[i] for i in range(len(names)) if (gone >> i) & 1),
+            )
+            mask = self._tombs[key] = _mask(
+                self.ids[i] for i in _live("tombstones", _state.tombstones)(view)
+            )
+        return mask
+
+    # -- the environment ------------------------------------------------------
+
+    def _environment(self, s: CState, out: list[tuple[CMove, CState]]) -> None:
+        if s[TO_SERVER]:
+            op = s[TO_SERVER][0]
+            w = _Scratch(s)
+            self._server_apply(w)
+            out.append(((MoveKind.SERVER_APPLY, op[3], op[1]), w.freeze()))
+            if self.reject_on:
+                w = _Scratch(s)
+                _reject(w)
+                out.append(((MoveKind.SERVER_REJECT, op[3], op[1]), w.freeze()))
+        if s[TO_CLIENT]:
+            event = s[TO_CLIENT][0]
+            w = _Scratch(s)
+            self._client_apply(w)
+            task = None if event[4] == NONE else event[4]
+            out.append(((MoveKind.CLIENT_APPLY, task, event[1]), w.freeze()))
+        if self.model_on:
+            created = s[CREATED]
+            if created < len(self.pool):
+                item = self.pool[created]
+                w = _Scratch(s)
+                after = w.server[-1] if w.server else NONE
+                w.server = (*w.server, item)
+                w.reached |= 1 << item
+                w.created = created + 1
+                w.to_client = (*w.to_client, (ADDED, item, after, NONE, NONE))
+                out.append(((MoveKind.MODEL_CREATES, None, item), w.freeze()))
+            if self.learn_on:
+                for item in self.pool[:created]:
+                    bit = 1 << item
+                    if s[ACKED] & bit and not s[LEARNED] & bit:
+                        w = _Scratch(s)
+                        w.local = _upsert(w.local, (item,))
+                        w.learned |= bit
+                        out.append(((MoveKind.LEARN, None, item), w.freeze()))
+        if self.timeout_on:
+            for index, task in enumerate(s[TASKS]):
+                if task[0] == WAIT_ACKS and task[4]:
+                    w = _Scratch(s)
+                    self._finish(w, index)
+                    out.append(((MoveKind.TIMEOUT, index, None), w.freeze()))
+
+    def _server_apply(self, w: _Scratch) -> None:
+        op = w.to_server[0]
+        kind, item, after, task = op
+        server = w.server
+        bit = 1 << item
+        if kind == DELETE:
+            if item not in server:
+                _reject(w)
+                return
+            w.to_server = w.to_server[1:]
+            w.server = tuple(i for i in server if i != item)
+            w.removed |= bit
+            w.to_client = (*w.to_client, (DELETED, item, NONE, NONE, task))
+            return
+        if item in server:
+            _reject(w)
+            return
+        if after != NONE and after not in server:
+            if (w.removed >> after) & 1:
+                w.refused |= bit
+            _reject(w)
+            return
+        if w.removed & bit:
+            w.recreated |= bit
+        w.to_server = w.to_server[1:]
+        w.server = _insert_after(server, item, after)
+        w.reached |= bit
+        w.to_client = (*w.to_client, (ADDED, item, after, NONE, task))
+
+    def _client_apply(self, w: _Scratch) -> None:
+        kind, item, after, op_kind, task = w.to_client[0]
+        w.to_client = w.to_client[1:]
+        if kind == ADDED:
+            if item not in w.mirror:
+                w.mirror = _insert_after(w.mirror, item, after)
+            w.acked |= 1 << item
+            key_kind = CREATE
+        elif kind == DELETED:
+            w.mirror = tuple(i for i in w.mirror if i != item)
+            if self.three_way:
+                w.gone |= 1 << item
+            key_kind = DELETE
+        else:
+            key_kind = op_kind
+        if task == NONE:
+            return
+        key = 1 << (2 * item + key_kind)
+        own_only = self.three_way or kind == REJECTED
+        tasks = w.tasks
+        for index, t in enumerate(tasks):
+            if t[0] == WAIT_ACKS and t[4] & key and (not own_only or index == task):
+                tasks[index] = (t[0], t[1], t[2], t[3], t[4] & ~key)
+        outstanding = w.outstanding
+        for position, o in enumerate(outstanding):
+            if o[0] == key_kind and o[1] == item and o[3] == task:
+                w.outstanding = outstanding[:position] + outstanding[position + 1 :]
+                break
+
+
+def _reject(w: _Scratch) -> None:
+    kind, item, _, task = w.to_server[0]
+    w.to_server = w.to_server[1:]
+    w.to_client = (*w.to_client, (REJECTED, item, NONE, kind, task))
+
+
+def _upsert(items: tuple[int, ...], adds: tuple[int, ...]) -> tuple[int, ...]:
+    new = tuple(i for i in adds if i not in items)
+    return items + new if new else items

@@ -1,0 +1,156 @@
+"""The compact encoding is the readable model, quotiented by fields no later move
+and no invariant reads: the two graphs are equal under `encode`, and every trace
+the explorer reports is a run of the readable model."""
+
+from collections import deque
+
+import pytest
+
+from model import (
+    ENVIRONMENTS,
+    SCENARIOS,
+    SCENARIOS_BY_NAME,
+    VARIANTS,
+    VARIANTS_BY_NAME,
+    Config,
+    Invariant,
+    Verdict,
+    check,
+    initial_state,
+    successors,
+)
+from proofs.engines.compact import CompactModel
+from proofs.engines.explore import explore
+from proofs.engines.explore_readable import explore_readable
+from proofs.engines.trace import replay
+
+Graph = tuple[frozenset[object], frozenset[object]]
+
+
+def readable_graph(config: Config) -> Graph:
+    """Every reachable readable state and move, seen through `encode`; on the way,
+    both invariants are checked to agree on every state."""
+    model = CompactModel(config)
+    start = initial_state(config)
+    seen = {start}
+    queue = deque([start])
+    edges = set()
+    while queue:
+        state = queue.popleft()
+        encoded = model.encode(state)
+        inv1 = check(state, config, Invariant.NO_UNINTENDED_DELETE) is not None
+        inv2 = check(state, config, Invariant.AGREEMENT_AT_REST) is not None
+        assert model.unintended_delete(encoded) == inv1
+        assert model.disagreement_at_rest(encoded) == inv2
+        for move, successor in successors(state, config):
+            edges.add((model.encode(state), move, model.encode(successor)))
+            if successor not in seen:
+                seen.add(successor)
+                queue.append(successor)
+    return frozenset(model.encode(s) for s in seen), frozenset(edges)
+
+
+def compact_graph(config: Config) -> Graph:
+    model = CompactModel(config)
+    start = model.initial()
+    seen = {start}
+    queue = deque([start])
+    edges = set()
+    while queue:
+        state = queue.popleft()
+        for move, successor in model.successors(state):
+            edges.add((state, model.move(move), successor))
+            if successor not in seen:
+                seen.add(successor)
+                queue.append(successor)
+    return frozenset(seen), frozenset(edges)
+
+
+def catalog_cells() -> list[Config]:
+    return [
+        Config(variant, scenario, env)
+        for variant in VARIANTS
+        for scenario in SCENARIOS
+        for env in ENVIRONMENTS
+    ]
+
+
+def differences(configs: list[Config]) -> list[str]:
+    out = []
+    for config in configs:
+        if readable_graph(config) != compact_graph(config):
+            out.append(f"{config.variant.name}/{config.scenario.name}/{config.environment.name}")
+    return out
+
+
+def test_the_two_graphs_are_equal_over_the_catalog() -> None:
+    assert differences(catalog_cells()) == []
+
+
+def test_the_graph_comparison_catches_a_compact_model_that_forgets_orphaned_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a replacement gives the activity a new local context object; a waiting task
+    # bound to the old one must keep the old one. The mutant rebinds nobody.
+    def replace(self, w, local):  # type: ignore[no-untyped-def]
+        w.local = local
+
+    scenario = SCENARIOS_BY_NAME["two-replacements-during-user-turn"]
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
+    assert differences([config]) == []
+    monkeypatch.setattr(CompactModel, "_replace_local", replace)
+    assert differences([config]) == ["lock5/two-replacements-during-user-turn/base"]
+
+
+def test_without_symmetry_the_explorer_finds_the_readable_explorers_traces() -> None:
+    for config in catalog_cells():
+        old = explore_readable(config)
+        new = explore(config, symmetry=False)
+        for before, after in zip(old.findings, new.findings, strict=True):
+            assert before.verdict is after.verdict
+            assert (before.trace and before.trace.moves) == (after.trace and after.trace.moves)
+        assert new.states <= old.states
+
+
+def test_every_counterexample_replays_through_the_readable_model() -> None:
+    for config in catalog_cells():
+        for found in explore(config).findings:
+            if found.verdict is Verdict.HOLDS:
+                continue
+            assert found.trace is not None
+            trace = replay(config, found.trace.moves)
+            assert trace.last == found.trace.last
+            assert check(trace.last, config, found.invariant) == found.violation
+
+
+def test_it_stops_at_the_first_violation_of_the_invariants_asked_about() -> None:
+    from proofs.engines.sweep import Shape, scenario
+
+    tool = Shape("tool", "tool-outputs", adds="out")
+    user = Shape("user", "user-turn", adds="hello")
+    mix = (tool, tool, tool, user, Shape("repl", "replacement", adds="note"))
+    config = Config(VARIANTS_BY_NAME["lock5-hoisted"], scenario(mix), ENVIRONMENTS[1])
+    both = explore(config)
+    first = explore(config, invariants=(Invariant.NO_UNINTENDED_DELETE,))
+    assert first.findings[0].verdict is Verdict.COUNTEREXAMPLE
+    assert first.findings[0].depth == both.finding(Invariant.NO_UNINTENDED_DELETE).depth
+    assert first.states < both.states
+
+
+def test_the_invariant_check_catches_a_compact_invariant_that_forgets_recreated_items(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from proofs.engines import compact
+
+    scenario = SCENARIOS_BY_NAME["cleanup-during-tool-push"]
+    config = Config(VARIANTS_BY_NAME["lock3"], scenario, scenario.environment)
+    readable_graph(config)
+
+    original = CompactModel.disagreement_at_rest
+
+    def without_recreated(s):  # type: ignore[no-untyped-def]
+        return original((*s[: compact.RECREATED], 0))
+
+    monkeypatch.setattr(CompactModel, "disagreement_at_rest", staticmethod(without_recreated))
+    with pytest.raises(AssertionError):
+        readable_graph(config)
