@@ -25,6 +25,8 @@ from proofs.errors import InternalError
 
 @frozen
 class Finding:
+    """One invariant's verdict in one exploration, with its shortest trace if it fails."""
+
     invariant: Invariant
     verdict: Verdict
     violation: Violation | None = None
@@ -37,6 +39,8 @@ class Finding:
 
 @frozen
 class Exploration:
+    """What exploring one config found: a finding per invariant, states kept, seconds."""
+
     config: Config
     #: Distinct states kept: compact states, one per orbit where symmetry applies.
     states: int

@@ -144,6 +144,8 @@ def run_job(job: Job) -> MixResult:
 
 @frozen
 class CellResult:
+    """One (variant, environment) cell of a sweep: its mixes, the failing ones first-smallest."""
+
     variant: str
     environment: str
     mixes: int
