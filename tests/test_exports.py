@@ -153,9 +153,7 @@ def test_a_stray_name_in_a_lazy_face_is_caught(monkeypatch: pytest.MonkeyPatch) 
     import proofs.engines
 
     monkeypatch.setattr(proofs.engines, "TYPE_CHECKING", False, raising=False)
-    assert problems(proofs.engines) == [
-        "TYPE_CHECKING is public but not in __all__"
-    ]
+    assert problems(proofs.engines) == ["TYPE_CHECKING is public but not in __all__"]
 
 
 def test_an_unsorted_or_repeated_all_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
