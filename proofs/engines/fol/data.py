@@ -27,7 +27,7 @@ from model import (
     successors,
 )
 from proofs.engines.fol.system import Cell, relations
-from proofs.engines.fol.vocab import VARIABLES, Atom, Clause, Literal, Structure
+from proofs.engines.fol.vocab import VARIABLES, Atom, Clause, Literal, Structure, with_derived
 
 _PC = {
     Pc.IDLE: "idle",
@@ -113,7 +113,8 @@ def structure(state: State, config: Config, cell: Cell) -> Structure:
     for a, first in enumerate(order):
         for second in order[a + 1 :]:
             put("before", first, second)
-    return Structure(tasks, scenario.items(), {k: frozenset(v) for k, v in rel.items()})
+    table = {k: frozenset(v) for k, v in rel.items()}
+    return Structure(tasks, scenario.items(), with_derived(table))
 
 
 def batch_order(state: State) -> tuple[int, ...]:

@@ -8,13 +8,13 @@ breaks any. What is left is inductive (over the sorts the problem is built on).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import z3
 
 from proofs.engines.fol.problem import Problem
 from proofs.engines.fol.solve import check, post_symbols, read, solver
-from proofs.engines.fol.vocab import Clause
+from proofs.engines.fol.vocab import Clause, Structure, names
 
 
 def initiation_filter(problem: Problem, clauses: Sequence[Clause], timeout_ms: int) -> list[Clause]:
@@ -35,7 +35,10 @@ def initiation_filter(problem: Problem, clauses: Sequence[Clause], timeout_ms: i
 
 
 def consecution_filter(
-    problem: Problem, clauses: Sequence[Clause], timeout_ms: int
+    problem: Problem,
+    clauses: Sequence[Clause],
+    timeout_ms: int,
+    on_drop: Callable[[str, Clause, Structure, Structure], None] | None = None,
 ) -> list[Clause]:
     """The largest subset of `clauses` that every action preserves.
 
@@ -57,16 +60,16 @@ def consecution_filter(
             switches[clause] = switch
             s.add(z3.Implies(switch, cached[clause]))
             # a clause over relations the action leaves alone is the same formula after it
-            if {lit.atom.name for lit in clause.literals} & changed:
+            if names(clause) & changed:
                 broken.append(z3.And(switch, z3.Not(problem.clause(clause, post))))
         if not broken:
             continue
         s.add(z3.Or(*broken))
-        solvers.append((s, switches, post))
+        solvers.append((s, switches, post, action.name))
     stable = False
     while not stable:
         stable = True
-        for s, switches, post in solvers:
+        for s, switches, post, name in solvers:
             while live:
                 alive = set(live)
                 assumptions = [sw if c in alive else z3.Not(sw) for c, sw in switches.items()]
@@ -74,6 +77,11 @@ def consecution_filter(
                     break
                 state = read(problem, s.model(), post)
                 before = len(live)
+                if on_drop is not None:
+                    earlier = read(problem, s.model(), pre)
+                    for clause in live:
+                        if not state.satisfies(clause):
+                            on_drop(name, clause, earlier, state)
                 live = [c for c in live if state.satisfies(c)]
                 assert len(live) < before, "a model must break a candidate"
                 stable = False

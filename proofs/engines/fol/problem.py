@@ -18,7 +18,7 @@ import z3
 from model import RequestSource
 from proofs.engines.fol.actions import actions
 from proofs.engines.fol.system import PCS, Action, Cell, Expr, Run, Sorts, relations, symbols
-from proofs.engines.fol.vocab import ITEM, TASK, VARIABLES, Clause, Relation, lit, neg
+from proofs.engines.fol.vocab import DERIVED, ITEM, TASK, VARIABLES, Clause, Relation, lit, neg
 
 #: What every verdict of this engine rests on, beside the cell's own options.
 ASSUMPTIONS: tuple[str, ...] = (
@@ -78,6 +78,8 @@ class Problem:
                 args = [env[a] for a in literal.atom.args]
                 if literal.atom.name == "=":
                     atom = args[0] == args[1]
+                elif literal.atom.name in DERIVED:
+                    atom = z3.Or(*(rels[part](*args) for part in DERIVED[literal.atom.name]))
                 else:
                     atom = rels[literal.atom.name](*args)
                 disjuncts.append(atom if literal.positive else z3.Not(atom))

@@ -33,7 +33,7 @@ from proofs.engines.fol.solve import (
 )
 from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import candidates, subsumed
-from proofs.engines.fol.vocab import Clause, Structure
+from proofs.engines.fol.vocab import Clause, Structure, names
 from proofs.engines.trace import Trace
 
 PROVED = "proved"
@@ -216,7 +216,7 @@ def check_invariant(problem: Problem, invariant: list[Clause], timeout_ms: int) 
     for action in problem.actions:
         post = post_symbols(problem, action, pre, "'")
         changed = problem.changed(action)
-        touched = [c for c in invariant if {lit.atom.name for lit in c.literals} & changed]
+        touched = [c for c in invariant if names(c) & changed]
         s = solver(timeout_ms)
         s.add(*problem.axioms(pre), *inv_pre, *problem.step(action, pre, post, "k"))
         queries += 2

@@ -16,7 +16,7 @@ from attrs import frozen
 
 from proofs.engines.fol.problem import Problem
 from proofs.engines.fol.system import Action
-from proofs.engines.fol.vocab import ITEM, TASK, Clause, Structure
+from proofs.engines.fol.vocab import ITEM, TASK, Clause, Structure, with_derived
 
 
 class Unsettled(Exception):
@@ -64,7 +64,7 @@ def read(problem: Problem, model: Any, rels: Mapping[str, Any]) -> Structure:
             if z3.is_true(model.eval(rels[rel.name](*args), model_completion=True)):
                 tuples.add(tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True)))
         table[rel.name] = frozenset(tuples)
-    return Structure(tuple(names[TASK]), tuple(names[ITEM]), table)
+    return Structure(tuple(names[TASK]), tuple(names[ITEM]), with_derived(table))
 
 
 def element(problem: Problem, model: Any, const: Any, sort: str) -> str:

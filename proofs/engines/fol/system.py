@@ -157,12 +157,17 @@ class Sorts:
 
 class FiniteSorts(Sorts):
     """Sorts of a fixed finite size, every quantifier expanded: a quantifier-free
-    instance, for fast search (Houdini's first rounds, bounded runs). A model of it is a
-    model of the unbounded query too, so what it refutes is refuted for every size."""
+    instance, for fast search (Houdini's first rounds). A model of it is a model of the
+    unbounded query too, so what it refutes is refuted for every size."""
+
+    #: z3 declares an enumeration sort once per name: each instance gets its own names.
+    _made = 0
 
     def __init__(self, tasks: int, items: int) -> None:
-        task, self.task_elems = z3.EnumSort(f"Task{tasks}", [f"T{n}" for n in range(tasks)])
-        item, self.item_elems = z3.EnumSort(f"Item{items}", [f"i{n}" for n in range(items)])
+        FiniteSorts._made += 1
+        tag = f"{FiniteSorts._made}"
+        task, self.task_elems = z3.EnumSort(f"Task{tag}", [f"T{n}.{tag}" for n in range(tasks)])
+        item, self.item_elems = z3.EnumSort(f"Item{tag}", [f"i{n}.{tag}" for n in range(items)])
         super().__init__(task, item)
 
     def _elems(self, sort: str) -> list[Any]:

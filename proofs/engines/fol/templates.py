@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import combinations
 
-from proofs.engines.fol.vocab import ITEM, TASK, Atom, Clause, Literal, Relation
+from proofs.engines.fol.vocab import DERIVED, ITEM, TASK, Atom, Clause, Literal, Relation
 
 FAMILIES: dict[str, str] = {
     "item": "one or two facts about one item",
     "task": "two facts about one task, or its site and one more",
-    "task-item": "an op slot (or delete record) and one more fact about its task or item",
+    "task-item": "an op slot (or delete record) and one more fact about its task or item; "
+    "a task's copy, request or base row and one fact about the task",
     "same-item": "two tasks' facts about one item: they are the same task, or ordered",
     "fifo": "two tasks' facts about two items: not in this batch order, or the same task",
     "at-most-one": "two tasks' facts: the same task",
@@ -38,14 +39,14 @@ def _of(rels: Iterable[Relation], sorts: tuple[str, ...]) -> list[Relation]:
 #: Relations of an op slot (and the ghost record of deletes): the ones two tasks'
 #: facts are compared on.
 SLOTS = frozenset(
-    {"tsc", "tsd", "evc", "evd", "erc", "erd", "pc", "pd", "oc", "od", "dack", "adds"}
+    {"tsc", "tsd", "evc", "evd", "erc", "erd", "pc", "pd", "oc", "od", "dack", "adds", "cfl", "dfl"}
 )
 
 
 #: Relations of an op slot, the ghost record of deletes, and what a call adds: the
 #: facts compared across tasks and items.
 SLOTS = frozenset(
-    {"tsc", "tsd", "evc", "evd", "erc", "erd", "pc", "pd", "oc", "od", "dack", "adds"}
+    {"tsc", "tsd", "evc", "evd", "erc", "erd", "pc", "pd", "oc", "od", "dack", "adds", "cfl", "dfl"}
 )
 
 
@@ -56,6 +57,12 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
     dynamic = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if not r.static]
     sites = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if r.static]
     pairs = _of(rels, (TASK, ITEM))
+    present = {r.name for r in pairs}
+    pairs += [
+        Relation(name, (TASK, ITEM), summary="derived")
+        for name, parts in DERIVED.items()
+        if set(parts) <= present
+    ]
     ti = [Atom(r.name, ("t", "i")) for r in pairs]
     slots_ti = [Atom(r.name, ("t", "i")) for r in pairs if r.name in SLOTS]
     slots_ui = [Atom(r.name, ("u", "i")) for r in pairs if r.name in SLOTS]
@@ -88,6 +95,9 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
         emit((Literal(False, slot),), "task-item")
         for other in [*_literals(ti), *item_lits, *_literals(dynamic), *_literals(sites)]:
             emit((Literal(False, slot), other), "task-item")
+    for row in [a for a in ti if a.name not in SLOTS]:
+        for other in [*_literals(dynamic), *_literals(sites)]:
+            emit((Literal(False, row), other), "task-item")
     for a in slots_ti:
         for b in slots_ui:
             emit((Literal(False, a), Literal(False, b), eq), "same-item")

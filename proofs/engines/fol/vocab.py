@@ -20,6 +20,33 @@ ITEM = "item"
 VARIABLES: dict[str, str] = {"t": TASK, "u": TASK, "w": TASK, "i": ITEM, "j": ITEM}
 
 
+#: Relations defined by others (a disjunction of same-signature ones): a create of the
+#: item by the task in flight anywhere, a delete likewise.
+DERIVED: dict[str, tuple[str, ...]] = {
+    "cfl": ("tsc", "evc", "erc"),
+    "dfl": ("tsd", "evd", "erd"),
+}
+
+
+def with_derived(
+    relations: Mapping[str, frozenset[tuple[object, ...]]],
+) -> dict[str, frozenset[tuple[object, ...]]]:
+    """`relations` and every derived relation computed from them."""
+    out = dict(relations)
+    for name, parts in DERIVED.items():
+        if all(p in out for p in parts):
+            out[name] = frozenset().union(*(out[p] for p in parts))
+    return out
+
+
+def names(clause: Clause) -> frozenset[str]:
+    """The base relations a clause reads (derived ones expanded)."""
+    out: set[str] = set()
+    for literal in clause.literals:
+        out.update(DERIVED.get(literal.atom.name, (literal.atom.name,)))
+    return frozenset(out)
+
+
 @frozen
 class Relation:
     """A relation symbol: its name, argument sorts, and whether it never changes."""
