@@ -1,5 +1,5 @@
-"""Parameterized proofs: one cell proved for every size, a mutant failing consecution with a
-counterexample to induction, and a failing cell falling back to the explorer's trace."""
+"""Parameterized proofs: one cell proved for every size, mutants breaking its invariant's
+consecution, and a failing cell falling back to the explorer's trace."""
 
 from __future__ import annotations
 
@@ -16,17 +16,19 @@ from proofs.engines.fol import (
     FAILS,
     PROVED,
     SAFETY,
-    UNKNOWN,
     Cell,
+    FiniteSorts,
     Outcome,
+    Problem,
     Sample,
     mixes,
     prove,
     reachable,
+    state_lines,
     structure,
-    transition_lines,
 )
 from proofs.engines.fol.data import config_of
+from proofs.engines.fol.prove import check_invariant
 from proofs.engines.trace import replay
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
@@ -38,7 +40,7 @@ def _cell(variant: str, sites: tuple[str, ...], mutant: str | None = None) -> Ce
 
 @pytest.fixture(scope="module")
 def tool_outputs() -> Outcome:
-    return prove(_cell("three-way", ("tool-outputs",)))
+    return prove(_cell("three-way", ("tool-outputs",)), finite=(2, 2))
 
 
 def test_three_way_tool_outputs_is_proved_for_every_size(tool_outputs: Outcome) -> None:
@@ -71,21 +73,22 @@ def test_the_invariant_holds_on_larger_mixes_than_it_was_found_on(tool_outputs: 
     assert not [c.text() for c in tool_outputs.invariant if sample.violated(c)]
 
 
-def test_diffing_against_the_mirror_fails_consecution_with_a_readable_cti() -> None:
-    outcome = prove(
-        _cell("three-way", ("replacement", "tool-outputs"), "diff-mirror"), finite=(2, 2)
+@pytest.mark.parametrize("mutant", ["no-base", "events-out-of-order"])
+def test_a_mutant_breaks_the_proved_invariant(tool_outputs: Outcome, mutant: str) -> None:
+    """The invariant proved for the cell is not inductive once the session has the fault:
+    consecution fails on a finite instance (a model there is one for every size)."""
+    cell = _cell("three-way", ("tool-outputs",), mutant)
+    problem = Problem(cell, FiniteSorts(3, 3))
+    result = check_invariant(problem, list(tool_outputs.invariant), 60_000)
+    assert result.breaks is not None
+    broken = [c for c in tool_outputs.invariant if not result.breaks.satisfies(c)]
+    assert broken
+    assert state_lines(result.breaks)[0].startswith("server: {")
+    # the same check on the cell without the fault finds nothing
+    sound = check_invariant(
+        Problem(tool_outputs.cell, FiniteSorts(3, 3)), list(tool_outputs.invariant), 60_000
     )
-    assert outcome.status == UNKNOWN
-    assert outcome.cti is not None
-    assert outcome.cti.conjunct == SAFETY
-    transition = outcome.cti.transition
-    assert transition.action.startswith("call ")
-    # the post state has a delete sent while acknowledged that its task did not mean
-    rows = transition.post.relations
-    assert rows["dack"] - rows["drops"]
-    lines = transition_lines(transition, SAFETY.text())
-    assert lines[0] == f"conjunct broken: {SAFETY.text()}"
-    assert any("deleted while acknowledged" in line for line in lines)
+    assert sound.breaks is None
 
 
 def test_a_failing_cell_gets_the_explorers_shortest_trace_over_the_smallest_mix() -> None:
