@@ -73,12 +73,13 @@ def test_the_invariant_holds_on_larger_mixes_than_it_was_found_on(tool_outputs: 
     assert not [c.text() for c in tool_outputs.invariant if sample.violated(c)]
 
 
-@pytest.mark.parametrize("mutant", ["no-base", "events-out-of-order"])
-def test_a_mutant_breaks_the_proved_invariant(tool_outputs: Outcome, mutant: str) -> None:
-    """The invariant proved for the cell is not inductive once the session has the fault:
-    consecution fails on a finite instance (a model there is one for every size)."""
-    cell = _cell("three-way", ("tool-outputs",), mutant)
-    problem = Problem(cell, FiniteSorts(3, 3))
+def test_a_mutant_breaks_the_proved_invariant(tool_outputs: Outcome) -> None:
+    """The invariant proved for the cell is not inductive once the session diffs without
+    the base: consecution fails on a finite instance (a model there is one for every
+    size). `events-out-of-order` does not break it: in this cell nothing is deleted, and
+    no conjunct found depends on the order of the added events."""
+    cell = _cell("three-way", ("tool-outputs",), "no-base")
+    problem = Problem(cell, FiniteSorts(2, 2))
     result = check_invariant(problem, list(tool_outputs.invariant), 60_000)
     assert result.breaks is not None
     broken = [c for c in tool_outputs.invariant if not result.breaks.satisfies(c)]
@@ -86,7 +87,7 @@ def test_a_mutant_breaks_the_proved_invariant(tool_outputs: Outcome, mutant: str
     assert state_lines(result.breaks)[0].startswith("server: {")
     # the same check on the cell without the fault finds nothing
     sound = check_invariant(
-        Problem(tool_outputs.cell, FiniteSorts(3, 3)), list(tool_outputs.invariant), 60_000
+        Problem(tool_outputs.cell, FiniteSorts(2, 2)), list(tool_outputs.invariant), 60_000
     )
     assert sound.breaks is None
 
