@@ -113,19 +113,19 @@ def explore_capped(config: Config, cap: float) -> tuple[int, float, bool]:
     return len(seen), time.perf_counter() - started, True
 
 
-def table_rows(cap: float, proof_seconds: float | None) -> list[str]:
+def table_rows(cap: float, proof: Outcome | None, proof_seconds: float = 0.0) -> list[str]:
     variant = VARIANTS_BY_NAME["lock5-hoisted"]
     rows = [
         "| K | explorer states | explorer s | parameterized proof s |",
         "| --- | --- | --- | --- |",
     ]
     print("\n".join(rows), flush=True)
-    proof = "not run" if proof_seconds is None else f"{proof_seconds:.1f} (every K)"
+    shown_proof = "not run" if proof is None else f"{proof.status}, {proof_seconds:.1f} (every K)"
     for k in range(2, 8):
         config = Config(variant, k_scenario(k), Environment())
         states, seconds, finished = explore_capped(config, cap)
         shown = f"{seconds:.1f}" if finished else f"> {cap:.0f} (stopped)"
-        rows.append(f"| {k} | {states}{'' if finished else '+'} | {shown} | {proof} |")
+        rows.append(f"| {k} | {states}{'' if finished else '+'} | {shown} | {shown_proof} |")
         print(rows[-1], flush=True)
     return rows
 
@@ -137,14 +137,12 @@ def main() -> None:
     parser.add_argument("--skip-proofs", action="store_true")
     parser.add_argument("--skip-table", action="store_true")
     args = parser.parse_args()
-    proof_seconds: float | None = None
     if not args.skip_proofs:
         proof_rows(args.runs)
     if not args.skip_table:
         started = time.perf_counter()
-        prove(_cell("lock5-hoisted", ("tool-outputs", "user-turn", "cleanup"), "base"))
-        proof_seconds = time.perf_counter() - started
-        table_rows(args.cap, proof_seconds)
+        proof = prove(_cell("lock5-hoisted", ("tool-outputs", "user-turn", "cleanup"), "base"))
+        table_rows(args.cap, proof, time.perf_counter() - started)
 
 
 if __name__ == "__main__":
