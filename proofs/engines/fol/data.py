@@ -1,0 +1,263 @@
+"""The explorer's states as first-order structures, and clauses evaluated on them.
+
+`structure` maps one `model.State` of a config to the relations of `system.py`; it
+is how the cross-check shows the first-order model does not under-approximate
+`model/`: every reachable state, mapped, satisfies the proved invariant. `Sample`
+evaluates many clauses on many structures at once (a bit per assignment), which
+is how Houdini's candidates are first filtered on reachable states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import combinations_with_replacement
+
+from model import (
+    Call,
+    Config,
+    Environment,
+    EventKind,
+    OpKind,
+    Pc,
+    RequestSource,
+    Scenario,
+    Site,
+    State,
+    initial_state,
+    successors,
+)
+from proofs.engines.fol.system import Cell, relations
+from proofs.engines.fol.vocab import VARIABLES, Atom, Clause, Literal, Structure, with_derived
+
+_PC = {
+    Pc.IDLE: "idle",
+    Pc.COPIED: "copied",
+    Pc.WAIT_ACTIVITY: "wact",
+    Pc.WAIT_PROVIDER: "wprov",
+    Pc.WAIT_ACKS: "wacks",
+    Pc.DONE: "done",
+    Pc.FAILED: "failed",
+}
+_EVENT = {EventKind.ADDED: "evc", EventKind.DELETED: "evd"}
+
+
+def structure(state: State, config: Config, cell: Cell) -> Structure:
+    """The relations of `cell` that hold in `state` (a state of `config`, whose calls are of
+    the cell's sites)."""
+    scenario = config.scenario
+    tasks = tuple(range(len(scenario.calls)))
+    rel: dict[str, set[tuple[object, ...]]] = {r.name: set() for r in relations(cell)}
+
+    def put(name: str, *args: object) -> None:
+        if name in rel:
+            rel[name].add(args)
+
+    never_played = {
+        item
+        for t in tasks
+        if config.site(t).request is RequestSource.LOCAL_CONTEXT
+        for item in scenario.calls[t].drops
+    }
+    for item in scenario.items():
+        for name, holds in (
+            ("S", item in state.server),
+            ("M", item in state.mirror),
+            ("L", item in state.local),
+            ("acked", item in state.acked),
+            ("np", item in never_played),
+            ("pool", item in scenario.server_pool),
+            ("created", item in scenario.server_pool[: state.created]),
+            ("learned", item in state.learned),
+            ("gone", item in state.gone),
+        ):
+            if holds:
+                put(name, item)
+    for event in state.to_client:
+        if event.task is None:
+            put("evm", event.item)
+        elif event.kind is EventKind.REJECTED:
+            put("erc" if event.op is OpKind.CREATE else "erd", event.task, event.item)
+        else:
+            put(_EVENT[event.kind], event.task, event.item)
+    for op in state.to_server:
+        put("tsc" if op.kind is OpKind.CREATE else "tsd", op.task, op.item)
+    for op in state.outstanding:
+        put("oc" if op.kind is OpKind.CREATE else "od", op.task, op.item)
+    for t, task in enumerate(state.tasks):
+        call = scenario.calls[t]
+        put(_PC[task.pc], t)
+        put("site:" + call.site, t)
+        if task.bound_to_local:
+            put("bound", t)
+        for item in call.adds:
+            put("adds", t, item)
+        for item in call.drops:
+            put("drops", t, item)
+        for item in task.copy or ():
+            put("copy", t, item)
+        for item in task.request or ():
+            put("req", t, item)
+        for item in task.base:
+            put("base", t, item)
+        for kind, item in task.pending:
+            put("pc" if kind is OpKind.CREATE else "pd", t, item)
+    for name, lock in (("a", state.activity_lock), ("p", state.provider_lock)):
+        if lock.owner is not None:
+            put(name + "own", lock.owner)
+        for t in lock.waiters:
+            put(name + "wait" if name == "p" else "await", t)
+    for t, item, was_acked in state.deletes_sent:
+        if was_acked:
+            put("dack", t, item)
+    order = batch_order(state)
+    for a, first in enumerate(order):
+        for second in order[a + 1 :]:
+            put("before", first, second)
+    table = {k: frozenset(v) for k, v in rel.items()}
+    return Structure(tasks, scenario.items(), with_derived(table))
+
+
+def batch_order(state: State) -> tuple[int, ...]:
+    """The tasks in the order their batches were sent, as far as the state shows it: those
+    not yet pushed, then those with nothing in flight, then the FIFOs' order."""
+    flight: list[int] = []
+    for task in [e.task for e in state.to_client] + [op.task for op in state.to_server]:
+        if task is not None and task not in flight:
+            flight.append(task)
+    pushed = {Pc.WAIT_ACKS, Pc.DONE, Pc.FAILED}
+    waiting = [t for t, task in enumerate(state.tasks) if task.pc not in pushed]
+    drained = [t for t, task in enumerate(state.tasks) if task.pc in pushed and t not in flight]
+    return (*waiting, *drained, *flight)
+
+
+def reachable(config: Config, limit: int = 200_000) -> Iterator[State]:
+    """Every state the model reaches in `config` (breadth-first, deduplicated)."""
+    start = initial_state(config)
+    seen = {start}
+    frontier = [start]
+    while frontier:
+        yield from frontier
+        nxt: list[State] = []
+        for state in frontier:
+            for _, successor in successors(state, config):
+                if successor not in seen:
+                    seen.add(successor)
+                    nxt.append(successor)
+        if len(seen) > limit:
+            raise RuntimeError(f"more than {limit} states")
+        frontier = nxt
+
+
+def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple[Scenario, ...]:
+    """Every multiset of up to `size` calls of `sites`, each on fresh items, as scenarios
+    that meet this engine's assumptions (cleanups drop the never-played item)."""
+    out: list[Scenario] = []
+    for count in range(1, size + 1):
+        for combo in combinations_with_replacement(sites, count):
+            calls: list[Call] = []
+            for n, site in enumerate(combo):
+                if site.request is RequestSource.LOCAL_CONTEXT:
+                    calls.append(Call(site.name, drops=("asst1",)))
+                elif site.request is RequestSource.CALLER_COPY:
+                    calls.append(Call(site.name, adds=(f"new{n}",), drops=("msg0",)))
+                else:
+                    calls.append(Call(site.name, adds=(f"new{n}",)))
+            cleanup = any(s.request is RequestSource.LOCAL_CONTEXT for s in combo)
+            name = "+".join(s.name for s in combo)
+            out.append(
+                Scenario(
+                    name=f"mix:{name}",
+                    summary="a mix of calls",
+                    calls=tuple(calls),
+                    server=("msg0", "asst1") if cleanup else ("msg0",),
+                    local=("msg0",) if cleanup else None,
+                    server_pool=("call1",) if environment.server_items else (),
+                )
+            )
+    return tuple(out)
+
+
+def config_of(cell: Cell, scenario: Scenario) -> Config:
+    return Config(cell.variant, scenario, cell.environment, extra_sites=cell.sites)
+
+
+class Sample:
+    """Structures, and for each clause shape a bit per (structure, assignment)."""
+
+    def __init__(self, structures: Iterable[Structure]) -> None:
+        unique: dict[tuple[object, ...], Structure] = {}
+        for s in structures:
+            key = (s.tasks, s.items, tuple(sorted(s.relations.items())))
+            unique.setdefault(key, s)
+        self.structures = tuple(unique.values())
+        self._rows: dict[tuple[str, ...], int] = {}
+        self._masks: dict[tuple[tuple[str, ...], Literal], int] = {}
+
+    def __len__(self) -> int:
+        return len(self.structures)
+
+    def _false_mask(self, variables: tuple[str, ...], literal: Literal) -> int:
+        key = (variables, literal)
+        if key not in self._masks:
+            mask = 0
+            offset = 0
+            for s in self.structures:
+                true, size = _atom_rows(s, variables, literal.atom)
+                local = ((1 << size) - 1) ^ true if literal.positive else true
+                mask |= local << offset
+                offset += size
+            self._masks[key] = mask
+        return self._masks[key]
+
+    def violated(self, clause: Clause) -> bool:
+        """Whether some structure has an assignment falsifying the clause."""
+        variables = tuple(sorted(clause.variables))
+        mask = -1
+        for literal in clause.literals:
+            mask &= self._false_mask(variables, literal)
+            if not mask:
+                return False
+        return mask != 0
+
+    def filter(self, clauses: Iterable[Clause]) -> tuple[Clause, ...]:
+        return tuple(c for c in clauses if not self.violated(c))
+
+
+def _atom_rows(s: Structure, variables: tuple[str, ...], atom: Atom) -> tuple[int, int]:
+    """The rows (assignments to `variables`, mixed radix) where `atom` holds, as bits."""
+    pools = [s.universe(VARIABLES[v]) for v in variables]
+    index = [{value: n for n, value in enumerate(pool)} for pool in pools]
+    strides = [1] * len(variables)
+    for k in range(len(variables) - 2, -1, -1):
+        strides[k] = strides[k + 1] * len(pools[k + 1])
+    size = strides[0] * len(pools[0]) if variables else 1
+    where = {v: k for k, v in enumerate(variables)}
+    if atom.name == "=":
+        tuples: Iterable[tuple[object, ...]] = ((x, x) for x in s.universe(VARIABLES[atom.args[0]]))
+    else:
+        tuples = s.relations.get(atom.name, frozenset())
+    free = [k for k, v in enumerate(variables) if v not in atom.args]
+    mask = 0
+    for values in tuples:
+        row = 0
+        bound: dict[str, object] = {}
+        ok = True
+        for arg, value in zip(atom.args, values, strict=True):
+            if arg in bound:
+                ok = ok and bound[arg] == value
+                continue
+            bound[arg] = value
+            k = where[arg]
+            row += index[k][value] * strides[k]
+        if not ok:
+            continue
+        rows = [row]
+        for k in free:
+            rows = [r + n * strides[k] for r in rows for n in range(len(pools[k]))]
+        for r in rows:
+            mask |= 1 << r
+    return mask, size
+
+
+def sample_configs(cell: Cell, size: int = 2) -> tuple[Config, ...]:
+    return tuple(config_of(cell, s) for s in mixes(cell.sites, size, cell.environment))

@@ -1,0 +1,203 @@
+"""One cell as z3 queries: its static axioms, initial states, fixed conjuncts, and each
+action as a relation between a pre and a post vocabulary.
+
+The scenario rules of `model.scenarios.validate` are axioms here, over every number
+of calls: ids are fresh, one call adds an item, snapshot sites drop nothing. Beside
+them, two assumptions the catalog's scenarios meet and the verdict names: every
+local-context call (the cleanup) drops exactly the never-played items, and at the
+start the local context is the server conversation less the never-played items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from model import RequestSource
+from proofs.engines.fol.actions import actions
+from proofs.engines.fol.system import PCS, Action, Cell, Expr, Run, Sorts, relations, symbols
+from proofs.engines.fol.vocab import DERIVED, ITEM, TASK, VARIABLES, Clause, Relation, lit, neg
+
+#: What every verdict of this engine rests on, beside the cell's own options.
+ASSUMPTIONS: tuple[str, ...] = (
+    "each call pushes once",
+    "item ids are fresh and each is added by one call; snapshot sites drop nothing",
+    "every cleanup drops exactly the never-played items, which are on the server at the "
+    "start and nowhere else",
+    "at the start the mirror is the server conversation and the local context is the "
+    "server conversation less the never-played items",
+    "the request of a mirror-diff push agrees with the mirror in order on common items "
+    "(so the order-aware diff is the diff by membership)",
+)
+
+
+def fixed_conjuncts(cell: Cell) -> tuple[Clause, ...]:
+    """Structure every state has: one program counter, `before` a strict total order."""
+    out = [Clause(tuple(lit(pc, "t") for pc in PCS), "some program counter")]
+    for a, first in enumerate(PCS):
+        for second in PCS[a + 1 :]:
+            out.append(Clause((neg(first, "t"), neg(second, "t")), f"not both {first}, {second}"))
+    out += [
+        Clause((neg("before", "t", "t"),), "before is irreflexive"),
+        Clause(
+            (neg("before", "t", "u"), neg("before", "u", "w"), lit("before", "t", "w")),
+            "before is transitive",
+        ),
+        Clause((lit("=", "t", "u"), lit("before", "t", "u"), lit("before", "u", "t")), "total"),
+    ]
+    return tuple(out)
+
+
+SAFETY = Clause((neg("dack", "t", "i"), lit("drops", "t", "i")), "no unintended delete")
+
+
+class Problem:
+    """The z3 side of a cell over given sorts."""
+
+    def __init__(self, cell: Cell, sorts: Sorts) -> None:
+        self.cell = cell
+        self.sorts = sorts
+        self.relations: tuple[Relation, ...] = relations(cell)
+        self.by_name: dict[str, Relation] = {r.name: r for r in self.relations}
+        self.actions: tuple[Action, ...] = actions(cell, sorts)
+
+    def symbols(self, suffix: str) -> dict[str, Any]:
+        return symbols(self.cell, self.sorts, suffix)
+
+    # -- formulas over one vocabulary ------------------------------------------------
+
+    def clause(self, clause: Clause, rels: Mapping[str, Any]) -> Expr:
+        names = clause.variables
+
+        def body(*values: Any) -> Expr:
+            env = dict(zip(names, values, strict=True))
+            disjuncts = []
+            for literal in clause.literals:
+                args = [env[a] for a in literal.atom.args]
+                if literal.atom.name == "=":
+                    atom = args[0] == args[1]
+                elif literal.atom.name in DERIVED:
+                    atom = z3.Or(*(rels[part](*args) for part in DERIVED[literal.atom.name]))
+                else:
+                    atom = rels[literal.atom.name](*args)
+                disjuncts.append(atom if literal.positive else z3.Not(atom))
+            return z3.Or(*disjuncts) if len(disjuncts) > 1 else disjuncts[0]
+
+        return self.sorts.forall_many([VARIABLES[v] for v in names], body)
+
+    def axioms(self, rels: Mapping[str, Any]) -> list[Expr]:
+        """The static facts, true in every state."""
+        s = self.sorts
+        cell = self.cell
+        sites = [rels[cell.site_rel(site)] for site in cell.sites]
+        adds, drops, np = rels["adds"], rels["drops"], rels["np"]
+        out = [
+            s.forall(TASK, lambda t: z3.Or(*(f(t) for f in sites))),
+            s.forall(
+                TASK,
+                lambda t: s.forall(
+                    ITEM,
+                    lambda i: s.forall(
+                        TASK, lambda u: z3.Implies(z3.And(adds(t, i), adds(u, i)), t == u)
+                    ),
+                ),
+            ),
+            s.forall(TASK, lambda t: s.forall(ITEM, lambda i: z3.Not(z3.And(adds(t, i), np(i))))),
+        ]
+        for a, first in enumerate(sites):
+            for second in sites[a + 1 :]:
+                out.append(_exclusive(s, first, second))
+        for site, f in zip(cell.sites, sites, strict=True):
+            if site.request is RequestSource.MIRROR_SNAPSHOT:
+                out.append(_drops_as(s, f, drops, None))
+            if site.request is RequestSource.LOCAL_CONTEXT:
+                out.append(_drops_as(s, f, drops, np))
+        if cell.server_items:
+            pool = rels["pool"]
+            out += [
+                s.forall(
+                    TASK, lambda t: s.forall(ITEM, lambda i: z3.Not(z3.And(adds(t, i), pool(i))))
+                ),
+                s.forall(ITEM, lambda i: z3.Not(z3.And(pool(i), np(i)))),
+            ]
+        return out
+
+    def init(self, rels: Mapping[str, Any]) -> list[Expr]:
+        """The initial states: every task idle, nothing in flight, views as the start has them."""
+        s = self.sorts
+        S, M, L, acked, np = rels["S"], rels["M"], rels["L"], rels["acked"], rels["np"]
+        adds = rels["adds"]
+        out = [
+            s.forall(ITEM, lambda i: z3.And(M(i) == S(i), acked(i) == S(i))),
+            s.forall(ITEM, lambda i: L(i) == z3.And(S(i), z3.Not(np(i)))),
+            s.forall(ITEM, lambda i: z3.Implies(np(i), S(i))),
+            s.forall(
+                TASK, lambda t: s.forall(ITEM, lambda i: z3.Implies(adds(t, i), z3.Not(S(i))))
+            ),
+        ]
+        if self.cell.server_items:
+            pool = rels["pool"]
+            out.append(s.forall(ITEM, lambda i: z3.Implies(pool(i), z3.Not(S(i)))))
+        for rel in self.relations:
+            if rel.static or rel.name in ("S", "M", "L", "acked", "before"):
+                continue
+            value = rel.name == "idle"
+            f = rels[rel.name]
+            out.append(self._all(rel, lambda *args, f=f, value=value: f(*args) == value))
+        out += [self.clause(c, rels) for c in fixed_conjuncts(self.cell) if "before" in c.text()]
+        return out
+
+    def _all(self, rel: Relation, body: Any) -> Expr:
+        return self.sorts.forall_many(rel.sorts, body)
+
+    # -- one action as a relation ----------------------------------------------------
+
+    def step(
+        self, action: Action, pre: Mapping[str, Any], post: Mapping[str, Any], tag: str
+    ) -> list[Expr]:
+        """The action's guard over `pre`, and each changed relation of `post` defined from it;
+        relations the action leaves alone are equal."""
+        params = {
+            name: z3.Const(f"{name}@{tag}", self.sorts.of(sort)) for name, sort in action.params
+        }
+        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        out = [run.guard]
+        for rel in self.relations:
+            if rel.static:
+                continue
+            fn = run[rel.name]
+            target = post[rel.name]
+            if fn is pre[rel.name] and target is pre[rel.name]:
+                continue
+            out.append(
+                self.sorts.forall_many(
+                    rel.sorts, lambda *xs, target=target, fn=fn: target(*xs) == fn(*xs)
+                )
+            )
+        return out
+
+    def changed(self, action: Action) -> frozenset[str]:
+        """Relations the action may change (read off its effect, not written by hand)."""
+        pre = self.symbols("")
+        params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
+        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        return frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
+
+
+def _exclusive(s: Sorts, first: Any, second: Any) -> Expr:
+    return s.forall(TASK, lambda t: z3.Not(z3.And(first(t), second(t))))
+
+
+def _drops_as(s: Sorts, site: Any, drops: Any, items: Any) -> Expr:
+    """A call of `site` drops nothing (`items` None) or exactly `items`."""
+
+    def row(t: Any) -> Expr:
+        def one(i: Any) -> Expr:
+            wanted = z3.BoolVal(False) if items is None else items(i)
+            return z3.Implies(site(t), drops(t, i) == wanted)
+
+        return s.forall(ITEM, one)
+
+    return s.forall(TASK, row)

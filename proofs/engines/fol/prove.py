@@ -1,0 +1,276 @@
+"""A parameterized proof of invariant 1 for one cell, with its scope and assumptions.
+
+`prove` samples the cell's reachable states through the explorer (small mixes of
+calls), keeps the template instances true on all of them, runs Houdini, shrinks
+the result to a core, and checks the core per (action, conjunct): initiation,
+consecution and enabledness. `proved` means z3 settled every one of those queries;
+a query z3 leaves open makes the cell `unknown`, as does a safety conjunct Houdini
+had to drop (then the counterexample to induction is kept).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import z3
+from attrs import frozen
+
+from model import Invariant, Verdict
+from proofs.engines.explore import explore
+from proofs.engines.fol.data import Sample, config_of, mixes, reachable, structure
+from proofs.engines.fol.houdini import consecution_filter, initiation_filter
+from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
+from proofs.engines.fol.solve import (
+    Transition,
+    Unsettled,
+    check,
+    conjunction,
+    element,
+    post_symbols,
+    read,
+    solver,
+)
+from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
+from proofs.engines.fol.templates import candidates, subsumed
+from proofs.engines.fol.vocab import Clause, Structure, names
+from proofs.engines.trace import Trace
+
+PROVED = "proved"
+UNKNOWN = "unknown"
+FAILS = "fails"
+
+
+@frozen
+class Cti:
+    """A counterexample to induction: a state satisfying the invariant, one action, and a
+    successor breaking `conjunct`."""
+
+    conjunct: Clause
+    transition: Transition
+
+
+@frozen
+class Counterexample:
+    """The explorer's shortest counterexample, over the smallest mix of calls that has one."""
+
+    scenario: str
+    trace: Trace
+
+
+@frozen
+class Outcome:
+    cell: Cell
+    status: str
+    scope: str
+    assumptions: tuple[str, ...]
+    invariant: tuple[Clause, ...] = ()
+    queries: int = 0
+    sampled: int = 0
+    candidates: int = 0
+    seconds: Mapping[str, float] = {}
+    cti: Cti | None = None
+    #: Actions the invariant never enables: the proof says nothing about them.
+    disabled: tuple[str, ...] = ()
+    counterexample: Counterexample | None = None
+    reason: str = ""
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(self.seconds.values())
+
+
+def scope(cell: Cell) -> str:
+    names = ", ".join(site.name for site in cell.sites)
+    return (
+        f"every number of calls of sites {{{names}}} and every number of items, "
+        f"environment {cell.environment.name}"
+    )
+
+
+def assumptions(cell: Cell) -> tuple[str, ...]:
+    out = list(ASSUMPTIONS)
+    if cell.three_way:
+        out.remove(ASSUMPTIONS[-1])
+    return tuple(out)
+
+
+def prove(
+    cell: Cell,
+    sample_calls: int = 2,
+    timeout_ms: int = 120_000,
+    finite: tuple[int, int] = (2, 3),
+    rounds: int = 5,
+) -> Outcome:
+    """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
+
+    Houdini runs first on a finite instance (`finite` tasks and items, every quantifier
+    expanded): a model there is a model of the unbounded query, so what it drops is
+    rightly dropped. The survivors are then checked with the sorts unbounded, per
+    action; a counterexample there drops more, for at most `rounds` rounds."""
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
+    sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
+    fixed = fixed_conjuncts(cell)
+    broken = [c for c in fixed if sample.violated(c)]
+    if broken:
+        raise AssertionError(f"a reachable state breaks {broken[0].name}: the mapping is wrong")
+    base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
+    if sample.violated(SAFETY):
+        seconds["sample"] = time.perf_counter() - started
+        found = shortest_counterexample(cell, sample_calls)
+        seconds["explore"] = time.perf_counter() - started - seconds["sample"]
+        return Outcome(
+            **base,  # type: ignore[arg-type]
+            status=FAILS,
+            sampled=len(sample),
+            seconds=seconds,
+            counterexample=found,
+            reason="a reachable state of a small mix of calls breaks it",
+        )
+    small = Problem(cell, FiniteSorts(*finite))
+    pool = subsumed(sample.filter(candidates(small.relations)))
+    seconds["sample"] = time.perf_counter() - started
+    try:
+        mark = time.perf_counter()
+        live = initiation_filter(small, [*fixed, SAFETY, *pool], timeout_ms)
+        live = consecution_filter(small, live, timeout_ms)
+        seconds["houdini"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        problem = Problem(cell, unbounded_sorts())
+        queries = 0
+        for _ in range(rounds):
+            if SAFETY not in live:
+                break
+            lost = [c for c in fixed if c not in live]
+            if lost:
+                raise AssertionError(f"Houdini dropped the fixed conjunct {lost[0].name}")
+            result = check_invariant(problem, live, timeout_ms)
+            queries += result.queries
+            if result.breaks is None:
+                seconds["check"] = time.perf_counter() - mark
+                return Outcome(
+                    **base,  # type: ignore[arg-type]
+                    status=PROVED,
+                    invariant=tuple(live),
+                    disabled=result.disabled,
+                    queries=queries,
+                    sampled=len(sample),
+                    candidates=len(pool),
+                    seconds=seconds,
+                )
+            live = [c for c in live if result.breaks.satisfies(c)]
+        seconds["check"] = time.perf_counter() - mark
+        if SAFETY in live:
+            return Outcome(
+                **base,  # type: ignore[arg-type]
+                status=UNKNOWN,
+                sampled=len(sample),
+                candidates=len(pool),
+                seconds=seconds,
+                reason=f"Houdini did not settle in {rounds} unbounded rounds",
+            )
+        cti = counterexample_to_induction(small, live, SAFETY, timeout_ms)
+        return Outcome(
+            **base,  # type: ignore[arg-type]
+            status=UNKNOWN,
+            sampled=len(sample),
+            candidates=len(pool),
+            seconds=seconds,
+            cti=cti,
+            reason="no inductive invariant among the templates holds it",
+        )
+    except Unsettled as error:
+        return Outcome(
+            **base,  # type: ignore[arg-type]
+            status=UNKNOWN,
+            sampled=len(sample),
+            candidates=len(pool),
+            seconds=seconds,
+            reason=f"z3 did not settle a query: {error}",
+        )
+
+
+@frozen
+class CheckResult:
+    queries: int
+    #: A post state (unbounded sorts) breaking some conjunct, or None when all hold.
+    breaks: Structure | None
+    #: Actions no state of the invariant enables (for the cell's sites, say, no deletes).
+    disabled: tuple[str, ...] = ()
+
+
+def check_invariant(problem: Problem, invariant: list[Clause], timeout_ms: int) -> CheckResult:
+    """Initiation, then per action: enabledness (the action can run in some state of the
+    invariant, so the proof is not vacuous) and consecution (no successor breaks a
+    conjunct). AssertionError when initiation fails."""
+    pre = problem.symbols("")
+    s = solver(timeout_ms)
+    s.add(*problem.axioms(pre), *problem.init(pre))
+    queries = 1
+    if check(s, z3.Not(z3.And(*conjunction(problem, invariant, pre)))):
+        raise AssertionError("initiation fails")
+    inv_pre = conjunction(problem, invariant, pre)
+    disabled: list[str] = []
+    for action in problem.actions:
+        post = post_symbols(problem, action, pre, "'")
+        changed = problem.changed(action)
+        touched = [c for c in invariant if names(c) & changed]
+        s = solver(timeout_ms)
+        s.add(*problem.axioms(pre), *inv_pre, *problem.step(action, pre, post, "k"))
+        queries += 2
+        if not check(s):
+            disabled.append(action.name)
+            continue
+        # a conjunct over relations the action leaves alone is the same formula after it
+        if touched and check(s, z3.Not(z3.And(*conjunction(problem, touched, post)))):
+            return CheckResult(queries, read(problem, s.model(), post), tuple(disabled))
+    return CheckResult(queries, None, tuple(disabled))
+
+
+def counterexample_to_induction(
+    problem: Problem, invariant: list[Clause], target: Clause, timeout_ms: int
+) -> Cti | None:
+    """A state of `invariant` and `target`, and an action whose successor breaks `target`."""
+    pre = problem.symbols("")
+    premises = [*invariant, target]
+    for action in problem.actions:
+        post = post_symbols(problem, action, pre, "'")
+        s = solver(timeout_ms)
+        s.add(*problem.axioms(pre), *conjunction(problem, premises, pre))
+        s.add(*problem.step(action, pre, post, "x"))
+        s.add(z3.Not(problem.clause(target, post)))
+        if check(s):
+            model = s.model()
+            params = {
+                name: element(problem, model, z3.Const(f"{name}@x", problem.sorts.of(sort)), sort)
+                for name, sort in action.params
+            }
+            return Cti(
+                target,
+                Transition(
+                    action.name, read(problem, model, pre), read(problem, model, post), params
+                ),
+            )
+    return None
+
+
+def shortest_counterexample(cell: Cell, calls: int) -> Counterexample | None:
+    """Breadth-first over the mixes of one call, then two, ...: the first mix with a
+    counterexample gives the shortest trace among the smallest sets of overlapping calls."""
+    for size in range(1, calls + 1):
+        best: Counterexample | None = None
+        for scenario in mixes(cell.sites, size, cell.environment):
+            if len(scenario.calls) != size:
+                continue
+            finding = explore(config_of(cell, scenario), (Invariant.NO_UNINTENDED_DELETE,)).finding(
+                Invariant.NO_UNINTENDED_DELETE
+            )
+            trace = finding.trace
+            shorter = trace is not None and (best is None or trace.depth < best.trace.depth)
+            if finding.verdict is Verdict.COUNTEREXAMPLE and trace is not None and shorter:
+                best = Counterexample(scenario.name, trace)
+        if best is not None:
+            return best
+    return None
