@@ -28,7 +28,7 @@ from proofs.engines.fol import (
     structure,
 )
 from proofs.engines.fol.data import config_of
-from proofs.engines.fol.prove import check_invariant
+from proofs.engines.fol.proving import check_invariant
 from proofs.engines.trace import replay
 
 BASE = ENVIRONMENTS_BY_NAME["base"]

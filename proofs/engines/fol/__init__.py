@@ -8,11 +8,9 @@ library of conjunct templates, and z3 checking the result with the sorts unbound
 - `state_lines`, `transition_lines`: first-order states in ackguard's trace words.
 """
 
-from __future__ import annotations
-
 from proofs.engines.fol.data import Sample, mixes, reachable, structure
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
-from proofs.engines.fol.prove import (
+from proofs.engines.fol.proving import (
     FAILS,
     PROVED,
     UNKNOWN,

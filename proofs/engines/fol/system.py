@@ -184,6 +184,7 @@ class FiniteSorts(Sorts):
 
 
 def unbounded_sorts() -> Sorts:
+    """Tasks and items as uninterpreted sorts: a proof over them holds for every size."""
     return Sorts(z3.DeclareSort("Task"), z3.DeclareSort("Item"))
 
 

@@ -72,6 +72,8 @@ class Atom:
 
 @frozen(order=True)
 class Literal:
+    """An atom or its negation: the unit the clause templates are built from."""
+
     positive: bool
     atom: Atom
 

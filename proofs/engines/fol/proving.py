@@ -60,6 +60,8 @@ class Counterexample:
 
 @frozen
 class Outcome:
+    """A cell's verdict: proved, unknown or fails, with its scope and assumptions."""
+
     cell: Cell
     status: str
     scope: str
@@ -81,6 +83,7 @@ class Outcome:
 
 
 def scope(cell: Cell) -> str:
+    """What a proof of `cell` covers, in words (every number of calls of its sites)."""
     names = ", ".join(site.name for site in cell.sites)
     return (
         f"every number of calls of sites {{{names}}} and every number of items, "
