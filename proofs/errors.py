@@ -35,6 +35,7 @@ __all__ = [
     "ReleaseUnavailable",
     "SetupError",
     "SiteFileError",
+    "Unsettled",
     "UnsupportedConfig",
     "UsageError",
 ]
@@ -83,6 +84,11 @@ class NotEnabled(CannotRun, ValueError):
 
 class LoopError(AckguardError, RuntimeError):
     """A callback of the controlled event loop raised, or the loop did not settle."""
+
+
+class Unsettled(AckguardError):
+    """z3 answered unknown (or ran out of time) on a query a verdict needs: the verdict is
+    `unknown`, never `proved`."""
 
 
 class InternalError(AckguardError, AssertionError):

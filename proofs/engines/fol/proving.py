@@ -23,7 +23,6 @@ from proofs.engines.fol.houdini import consecution_filter, initiation_filter
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.solve import (
     Transition,
-    Unsettled,
     check,
     conjunction,
     element,
@@ -35,6 +34,7 @@ from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import candidates, subsumed
 from proofs.engines.fol.vocab import Clause, Structure, names
 from proofs.engines.trace import Trace
+from proofs.errors import Unsettled
 
 PROVED = "proved"
 UNKNOWN = "unknown"

@@ -17,10 +17,7 @@ from attrs import frozen
 from proofs.engines.fol.problem import Problem
 from proofs.engines.fol.system import Action
 from proofs.engines.fol.vocab import ITEM, TASK, Clause, Structure, with_derived
-
-
-class Unsettled(Exception):
-    """z3 answered unknown (or ran out of time) on a query the verdict needs."""
+from proofs.errors import Unsettled
 
 
 @frozen
