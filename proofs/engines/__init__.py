@@ -19,6 +19,8 @@ explore`.
 
 import typing as _typing
 
+import proofs.lazy as _lazy
+
 if _typing.TYPE_CHECKING:
     from proofs.engines.audit import AuditConfig, Place, audit_paths, audit_source, emit_sites
     from proofs.engines.explore import Exploration, Finding
@@ -65,17 +67,4 @@ __all__ = [
     "replay",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the module of a public name when the name is first asked for."""
-    from importlib import import_module
-
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(where), name)
-
-
-def __dir__() -> list[str]:
-    """The loaded names and the lazy ones, so completion sees the whole face."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.face(__name__, _WHERE, __all__, globals())

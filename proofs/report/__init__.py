@@ -12,6 +12,8 @@ for the catalog's verdicts. The names below are imported on first use.
 
 import typing as _typing
 
+import proofs.lazy as _lazy
+
 if _typing.TYPE_CHECKING:
     from proofs.report.formats import itf, mermaid
     from proofs.report.render import describe, trace_json, trace_lines
@@ -35,17 +37,4 @@ __all__ = [
     "trace_lines",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the module of a public name when the name is first asked for."""
-    from importlib import import_module
-
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(where), name)
-
-
-def __dir__() -> list[str]:
-    """The loaded names and the lazy ones, so completion sees the whole face."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.face(__name__, _WHERE, __all__, globals())

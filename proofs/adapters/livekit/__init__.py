@@ -16,6 +16,8 @@ without importing it; the names below are imported on first use for the same rea
 
 import typing as _typing
 
+import proofs.lazy as _lazy
+
 if _typing.TYPE_CHECKING:
     from proofs.adapters.livekit.adapter import LivekitAdapter, livekit_adapter
     from proofs.adapters.livekit.check import check_release
@@ -43,18 +45,4 @@ __all__ = [
     "livekit_adapter",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the module of a public name when the name is first asked for (the
-    adapter's module imports livekit; the releases' module does not)."""
-    from importlib import import_module
-
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(where), name)
-
-
-def __dir__() -> list[str]:
-    """The loaded names and the lazy ones, so completion sees the whole face."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.face(__name__, _WHERE, __all__, globals())
