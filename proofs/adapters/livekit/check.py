@@ -25,9 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from model import Config, Environment, Invariant, Scenario, Verdict
+from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, Call
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.releases import (
@@ -101,11 +99,11 @@ def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]
 
 def with_options(environment: Environment, options: Iterable[str]) -> Environment:
     """`environment` with more options on (`timeouts`, `rejections`, ...)."""
-    on = {name.replace("-", "_") for name in options}
-    unknown = on - {f.name for f in attrs.fields(Environment)}
+    on = {name.replace("_", "-") for name in options}
+    unknown = on - set(OPTIONS_BY_NAME)
     if unknown:
         raise ValueError(f"unknown environment option(s): {', '.join(sorted(unknown))}")
-    return attrs.evolve(environment, **{name: True for name in on})
+    return Environment.of({*environment.options, *on})
 
 
 def check_scenario(
