@@ -6,7 +6,8 @@ shipped implementation never shows, come from a mutant through the report
 function. Every output is validated, and then broken on purpose: every field
 dropped, an undocumented field added at every level, enum values replaced and
 the verdict-dependent fields contradicted. Each broken copy must be rejected;
-that is what shows the schemas can fail.
+that is what shows the schemas can fail. All of it is one test per command, so
+that each command runs once also when pytest-xdist spreads the tests.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ RUNS: dict[str, dict[str, tuple[str, int]]] = {
     },
 }
 
-CASES = [(command, label) for command, runs in RUNS.items() for label in runs]
+#: The label of conform's report with mismatches, made through the report function.
+MISMATCHES = "mismatches of a mutant and of Hypothesis"
 
 
 @pytest.fixture(scope="module")
@@ -159,9 +161,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     sites = folder / "sites.json"
     sites.write_text(json.dumps(SITES), encoding="utf-8")
     return {"audited": str(audited), "sites": str(sites)}
-
-
-_OUTPUTS: dict[tuple[str, str], Any] = {}
 
 
 def _livekit_or_skip() -> None:
@@ -181,19 +180,6 @@ def run_json(argv: list[str]) -> tuple[int, Any]:
     return code, json.loads(out.getvalue())
 
 
-def output(command: str, label: str, inputs: dict[str, str]) -> Any:
-    """The JSON of one run of `RUNS`, run once per module and checked for its status."""
-    if (command, label) not in _OUTPUTS:
-        if command == "livekit":
-            _livekit_or_skip()
-        text, status = RUNS[command][label]
-        code, document = run_json([command, *text.format(**inputs).split(), "--json"])
-        assert code == status, (command, label, code)
-        _OUTPUTS[command, label] = document
-    return _OUTPUTS[command, label]
-
-
-@functools.cache
 def conform_mismatches() -> list[dict[str, Any]]:
     """Conform's report with both kinds of mismatch: a mutant session's (mirror set at
     send) and one from Hypothesis, through the report function the command prints."""
@@ -209,80 +195,65 @@ def conform_mismatches() -> list[dict[str, Any]]:
     return [variant_json(report, {"lock5": ["a mismatch\nstate = machine()"]})]
 
 
-@pytest.mark.parametrize(("command", "label"), CASES, ids=[f"{c}: {x}" for c, x in CASES])
-def test_every_output_follows_its_schema(command: str, label: str, inputs: dict[str, str]) -> None:
-    document = output(command, label, inputs)
-    assert _errors(command, document) == []
+def outputs(command: str, inputs: dict[str, str]) -> dict[str, Any]:
+    """The JSON of each run of `command` in `RUNS` (each checked for its exit status)."""
+    if command == "livekit":
+        _livekit_or_skip()
+    documents = {}
+    for label, (text, status) in RUNS[command].items():
+        code, documents[label] = run_json([command, *text.format(**inputs).split(), "--json"])
+        assert code == status, (label, code)
+    if command == "conform":
+        documents[MISMATCHES] = conform_mismatches()
+    return documents
 
 
-def test_the_outputs_show_every_variant_of_each_shape(inputs: dict[str, str]) -> None:
-    """The runs above are representative: holding and failing cells, traces, unknowns,
-    mismatches, broken places, divergences; otherwise the schemas are tested on less."""
-    verify = [c for label in RUNS["verify"] for c in output("verify", label, inputs)]
-    assert {c["verdict"] for c in verify} == {PROVED, COUNTEREXAMPLE, UNKNOWN}
-    assert any("mermaid" in c for c in verify) and any(c["trace"] for c in verify)
-    rows = output("explore", "catalog, holding and failing", inputs)
-    rows += output("explore", "a site file", inputs)
+def _shows_verify(documents: dict[str, Any]) -> None:
+    cells = [cell for document in documents.values() for cell in document]
+    assert {cell["verdict"] for cell in cells} == {PROVED, COUNTEREXAMPLE, UNKNOWN}
+    assert any("mermaid" in cell for cell in cells) and any(cell["trace"] for cell in cells)
+
+
+def _shows_explore(documents: dict[str, Any]) -> None:
+    rows = documents["catalog, holding and failing"] + documents["a site file"]
     assert {row["verdict"] for row in rows} == {v.value for v in Verdict}
-    sweep = output("explore", "a sweep", inputs)
-    assert {cell["smallest"] is None for cell in sweep} == {True, False}
-    conform = output("conform", "holding and failing", inputs)
-    assert any(r["violations"] for r in conform) and any(not r["violations"] for r in conform)
-    mismatches = conform_mismatches()[0]["mismatches"]
-    assert {m["scenario"] is None for m in mismatches} == {True, False}
-    audit = output("audit", "a kept and a broken place", inputs)
-    assert {p["ok"] for p in audit} == {True, False} and "mirror-read" in {p["kind"] for p in audit}
-    demo = output("demo", "unlocked and three-way", inputs)
-    assert demo[0]["lost"] > 0 and demo[0]["unintended_by_site"] and demo[1]["lost"] == 0
-    _livekit_or_skip()
-    held, failed = (output("livekit", label, inputs)["releases"][0] for label in RUNS["livekit"])
-    swept = held["scenarios"][0]["sweep"]
-    assert any(o["divergence"] for o in swept) and held["scenarios"][0]["replays"]
-    assert failed["scenarios"][0]["real_broken"] and failed["options"] == ["rejections"]
-    assert any(r["violations"] for r in failed["scenarios"][0]["replays"])
+    assert {cell["smallest"] is None for cell in documents["a sweep"]} == {True, False}
 
 
-def test_conform_mismatches_follow_the_schema() -> None:
-    assert _errors("conform", conform_mismatches()) == []
+def _shows_conform(documents: dict[str, Any]) -> None:
+    reports = documents["holding and failing"]
+    assert {bool(report["violations"]) for report in reports} == {True, False}
+    mismatches = documents[MISMATCHES][0]["mismatches"]
+    assert {mismatch["scenario"] is None for mismatch in mismatches} == {True, False}
 
 
-def test_an_interrupted_explore_prints_rows_that_follow_the_schema(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Ctrl-C after the first configuration: the rows so far, exit 130."""
-    import proofs.cli.explore as command
-    from proofs.engines.explore import explore as real
-
-    calls: list[int] = []
-
-    def interrupted(*args: Any, **kwargs: Any) -> Any:
-        if calls:
-            raise KeyboardInterrupt
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(command, "explore", interrupted)
-    code, rows = run_json(["explore", "--variant", "lock3", "--variant", "unlocked", "--json"])
-    assert code == 130 and len(rows) == 2
-    assert _errors("explore", rows) == []
+def _shows_audit(documents: dict[str, Any]) -> None:
+    places = documents["a kept and a broken place"]
+    assert {place["ok"] for place in places} == {True, False}
+    assert "mirror-read" in {place["kind"] for place in places}
 
 
-def test_a_livekit_site_path_follows_its_definition() -> None:
-    """Site paths appear only in a run of every scenario (minutes): one is checked alone."""
-    _livekit_or_skip()
-    from proofs.adapters.livekit.check import PATHS, check_path
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
-
-    installed = installed_version()
-    assert installed is not None
-    path = check_path(RELEASES_BY_VERSION[installed], PATHS[0])
-    validator = _validator(f"{_id('livekit')}#/$defs/path")
-    assert list(validator.iter_errors(path)) == []
-    path["reached"] = "yes"
-    assert not validator.is_valid(path)
+def _shows_demo(documents: dict[str, Any]) -> None:
+    unlocked, three_way = documents["unlocked and three-way"]
+    assert unlocked["lost"] > 0 and unlocked["unintended_by_site"] and three_way["lost"] == 0
 
 
-# -- the schemas can fail ---------------------------------------------------------
+def _shows_livekit(documents: dict[str, Any]) -> None:
+    held, failed = (document["releases"][0]["scenarios"][0] for document in documents.values())
+    assert any(outcome["divergence"] for outcome in held["sweep"]) and held["replays"]
+    assert failed["real_broken"] and any(replay["violations"] for replay in failed["replays"])
+
+
+#: Per command, what its outputs must show for the test to cover each variant of
+#: their shape (holding and failing cells, traces, unknowns, mismatches, ...).
+SHOWS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "verify": _shows_verify,
+    "explore": _shows_explore,
+    "conform": _shows_conform,
+    "audit": _shows_audit,
+    "demo": _shows_demo,
+    "livekit": _shows_livekit,
+}
 
 
 def _objects(node: Any, pointer: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -320,26 +291,19 @@ def _broken(document: Any, seen: set[tuple[str, ...]]) -> Iterator[str]:
             node.update(original)
 
 
-def _documents(command: str, inputs: dict[str, str]) -> list[Any]:
-    documents = [output(command, label, inputs) for label in RUNS[command]]
-    return [*documents, *conform_mismatches()] if command == "conform" else documents
-
-
-@pytest.mark.parametrize("command", COMMANDS)
-def test_a_dropped_field_or_an_extra_one_is_caught(command: str, inputs: dict[str, str]) -> None:
-    """Every field a producer writes is required (`OPTIONAL` aside) and no object takes
-    a field its schema does not describe, at every level of every output."""
+def _accepted_when_broken(command: str, documents: list[Any]) -> tuple[list[str], int]:
+    """The broken copies (`_broken`) the schema accepts, and how many were tried."""
     validator = _validator(_id(command))
     seen: set[tuple[str, ...]] = set()
     accepted, tried = [], 0
-    for document in map(copy.deepcopy, _documents(command, inputs)):
+    for document in map(copy.deepcopy, documents):
         # a list's items one at a time: each broken copy is then validated alone
         for part in [[item] for item in document] if isinstance(document, list) else [document]:
             for what in _broken(part, seen):
                 tried += 1
                 if validator.is_valid(part):
                     accepted.append(what)
-    assert accepted == [] and tried > len(seen)
+    return accepted, tried
 
 
 def _set(path: tuple[Any, ...], value: Any) -> Callable[[Any], None]:
@@ -356,8 +320,8 @@ def _first(predicate: Callable[[dict[str, Any]], bool]) -> Callable[[Any], int]:
     return lambda document: next(i for i, row in enumerate(document) if predicate(row))
 
 
-#: (command, label, what is wrong, the change); a label of None: conform's mismatches.
-WRONG: list[tuple[str, str | None, str, Callable[[Any], None]]] = [
+#: (command, the run's label, what is wrong, the change).
+WRONG: list[tuple[str, str, str, Callable[[Any], None]]] = [
     ("verify", "an unknown (time limit)", "verdict", _set((0, "verdict"), "disproved")),
     ("verify", "an unknown (time limit)", "expected", _set((0, "expected"), "unknown")),
     ("verify", "an unknown (time limit)", "invariant", _set((0, "invariant"), "no-loss")),
@@ -375,7 +339,7 @@ WRONG: list[tuple[str, str | None, str, Callable[[Any], None]]] = [
      _set((1, "trace"), [])),
     ("explore", "catalog, holding and failing", "verdict", _set((0, "verdict"), "proved")),
     ("explore", "catalog, holding and failing", "a holding row with a depth",
-     _set((2, "depth"), 3)),
+     lambda rows: rows[_first(lambda r: r["verdict"] == "holds")(rows)].update(depth=3)),
     ("explore", "a sweep", "broken invariant",
      _set((0, "failing", 0, "broken", 0, "invariant"), "nothing-twice")),
     ("explore", "a sweep", "a move label", _set((0, "failing", 0, "broken", 0, "moves", 0), "go")),
@@ -384,7 +348,8 @@ WRONG: list[tuple[str, str | None, str, Callable[[Any], None]]] = [
      _set((0, "violations", 0, "invariant"), "lost")),
     ("conform", "holding and failing", "violation expected",
      _set((0, "violations", 0, "expected"), "proved")),
-    ("conform", None, "a mismatch step", _set((0, "mismatches", 0, "sequence", 0), "call T0 + ")),
+    ("conform", MISMATCHES, "a mismatch step",
+     _set((0, "mismatches", 0, "sequence", 0), "call T0 + ")),
     ("audit", "a kept and a broken place", "kind", _set((0, "kind"), "snapshot")),
     ("audit", "a kept and a broken place", "local update", _set((0, "local_update"), "later")),
     ("audit", "a kept and a broken place", "a broken place without reason",
@@ -402,24 +367,71 @@ WRONG: list[tuple[str, str | None, str, Callable[[Any], None]]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("command", "label", "what", "change"),
-    WRONG,
-    ids=[f"{command}: {what}" for command, _, what, _ in WRONG],
-)
-def test_a_wrong_value_is_caught(
-    command: str,
-    label: str | None,
-    what: str,
-    change: Callable[[Any], None],
-    inputs: dict[str, str],
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_output_follows_its_schema_and_a_broken_one_does_not(
+    command: str, inputs: dict[str, str]
 ) -> None:
-    document = conform_mismatches() if label is None else output(command, label, inputs)
-    assert _errors(command, document) == []
-    broken = copy.deepcopy(document)
-    change(broken)
-    assert broken != document
-    assert _errors(command, broken), f"{command}: a wrong {what} passed"
+    """One test per command, so that its runs are made once (under pytest-xdist too).
+
+    Its outputs validate; then every field a producer writes is required
+    (`OPTIONAL` aside), no object takes a field its schema does not describe, at
+    every level of every output, and each value of `WRONG` is refused.
+    """
+    documents = outputs(command, inputs)
+    invalid = {label: _errors(command, doc) for label, doc in documents.items()}
+    assert {label: errors for label, errors in invalid.items() if errors} == {}
+    SHOWS[command](documents)
+    accepted, tried = _accepted_when_broken(command, list(documents.values()))
+    assert accepted == [] and tried >= len(documents)
+    passed = []
+    for _, label, what, change in (wrong for wrong in WRONG if wrong[0] == command):
+        broken = copy.deepcopy(documents[label])
+        change(broken)
+        assert broken != documents[label], what
+        if not _errors(command, broken):
+            passed.append(what)
+    assert passed == []
+    if command == "livekit":
+        _livekit_site_path()
+
+
+def test_every_command_has_wrong_values_to_refuse() -> None:
+    assert {command for command, *_ in WRONG} == set(COMMANDS)
+
+
+def test_an_interrupted_explore_prints_rows_that_follow_the_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C after the first configuration: the rows so far, exit 130."""
+    import proofs.cli.explore as command
+    from proofs.engines.explore import explore as real
+
+    calls: list[int] = []
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(command, "explore", interrupted)
+    code, rows = run_json(["explore", "--variant", "lock3", "--variant", "unlocked", "--json"])
+    assert code == 130 and len(rows) == 2
+    assert _errors("explore", rows) == []
+
+
+def _livekit_site_path() -> None:
+    """Site paths appear only in a run of every scenario: one is checked alone."""
+    from proofs.adapters.livekit.check import PATHS, check_path
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    installed = installed_version()
+    assert installed is not None
+    path = check_path(RELEASES_BY_VERSION[installed], PATHS[0])
+    validator = _validator(f"{_id('livekit')}#/$defs/path")
+    assert list(validator.iter_errors(path)) == []
+    path["reached"] = "yes"
+    assert not validator.is_valid(path)
 
 
 # -- the schemas themselves -------------------------------------------------------
