@@ -89,12 +89,16 @@ class MoveSpec:
         """What tells two enabled moves of this kind apart: 'task', 'item' or 'none'.
 
         The server and client moves name a task and an item, but only one of each
-        can be enabled at a time (the head of their FIFO).
+        can be enabled at a time (the head of their FIFO). The model's next item
+        names its item too, but the state fixes which one (the pool's next), so it
+        is one move as well.
         """
         if self.takes is not None:
             return "none"
         if self.names_task:
             return "task"
+        if self.gives is not None:
+            return "none"
         if self.names_item:
             return "item"
         return "none"

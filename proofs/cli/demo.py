@@ -23,7 +23,12 @@ examples:
   ackguard demo --latency-ms 50 --jitter-ms 20 --seed 3 --json
 
 exit status: 0 unless three-way loses an item, 2 on bad input (a latency whose ack
-round trip would pass the 5 s ack timeout), 130 on Ctrl-C."""
+round trip would pass the 5 s ack timeout, more than 1000 turns), 130 on Ctrl-C."""
+
+#: The most turns a run takes. The loopback server closes itself after an hour
+#: (`run_demo`); at the default latency a turn of all five variants takes about
+#: 0.75 s (this 2-core machine, load average 3.3), so 1000 turns end well inside it.
+MAX_TURNS = 1000
 
 
 def _milliseconds(text: str) -> float:
@@ -51,7 +56,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EXAMPLE,
     )
     parser.add_argument("--variant", action="append", metavar="V", help="repeatable; all if none")
-    parser.add_argument("--turns", type=choices.positive_int, default=8, metavar="N")
+    parser.add_argument(
+        "--turns",
+        type=choices.bounded_int(MAX_TURNS, "the loopback server lives an hour"),
+        default=8,
+        metavar="N",
+        help=f"turns per variant, 1 to {MAX_TURNS} (default 8)",
+    )
     parser.add_argument(
         "--latency-ms", type=_milliseconds, default=20.0, metavar="L", help="per message, one way"
     )

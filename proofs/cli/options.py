@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
@@ -54,6 +54,19 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
     return value
+
+
+def bounded_int(high: int, why: str) -> Callable[[str], int]:
+    """argparse type for a count with a ceiling: a whole number from 1 to `high`; the
+    error above it says `why` the ceiling is there."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"expected at most {high} ({why}), got {value}")
+        return value
+
+    return parse
 
 
 def writable_file(option: str, text: str) -> Path:
