@@ -41,6 +41,33 @@ class LocalUpdate(enum.Enum):
     NONE = "none"
 
 
+class LocalPosition(enum.Enum):
+    """Where a site's new items go in the local context (livekit's `ChatContext`).
+
+    An item's *creation time* is its `created_at`: the moment the real code
+    makes the item object. `docs/model.md` ("The local context's order") has
+    the real code behind each site's value.
+    """
+
+    #: Appended after every item (`items.append`, a copy's own order).
+    TAIL = "tail"
+    #: After the last item created no later than it (`ChatContext.insert` and
+    #: `_upsert_item`). For an item that enters the local context in the step
+    #: that creates it this is the tail too; it differs only for an item that
+    #: enters later than it was created.
+    BY_CREATED_AT = "by-created-at"
+
+
+class Creation(enum.Enum):
+    """The model step in which a site's new items are created (get their creation time)."""
+
+    #: The step that calls the site.
+    AT_CALL = "at-call"
+    #: The step that takes the mirror snapshot, holding the activity lock where
+    #: the site takes it (for other request sources: the call).
+    AT_SNAPSHOT = "at-snapshot"
+
+
 @frozen
 class Site:
     """One place that pushes; see `docs/model.md` for the real code behind each."""
@@ -51,6 +78,11 @@ class Site:
     local_update: LocalUpdate
     #: Where the real code is (release and function), for readers and the audit.
     source: str = ""
+    #: Where the site's new items go in the local context.
+    local_position: LocalPosition = LocalPosition.TAIL
+    #: When the site's new items are created; with `BY_CREATED_AT` and a local
+    #: update after the push, this decides where they land.
+    created: Creation = Creation.AT_CALL
 
 
 SITES: tuple[Site, ...] = (
@@ -60,6 +92,10 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.AFTER_PUSH,
         source="AgentActivity._realtime_reply_task",
+        # made by add_message on the mirror's copy inside the lock, upserted by
+        # creation time once the push returns
+        local_position=LocalPosition.BY_CREATED_AT,
+        created=Creation.AT_SNAPSHOT,
     ),
     Site(
         name="tool-outputs",
@@ -67,6 +103,7 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, normal path",
+        local_position=LocalPosition.BY_CREATED_AT,
     ),
     Site(
         name="interrupted-tool-outputs",
@@ -74,6 +111,7 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, interrupted path",
+        local_position=LocalPosition.BY_CREATED_AT,
     ),
     Site(
         name="replacement",
@@ -97,6 +135,7 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._tts_task_impl (livekit-agents 1.8.9)",
+        local_position=LocalPosition.BY_CREATED_AT,
     ),
 )
 
