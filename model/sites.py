@@ -81,7 +81,9 @@ class Site:
     #: Where the site's new items go in the local context.
     local_position: LocalPosition = LocalPosition.TAIL
     #: When the site's new items are created; with `BY_CREATED_AT` and a local
-    #: update after the push, this decides where they land.
+    #: update after the push, this decides where they land. The successor
+    #: function does not read these two yet: `State` has no creation order
+    #: (`docs/model.md`, "The local context's order").
     created: Creation = Creation.AT_CALL
 
 
