@@ -66,6 +66,11 @@ class Creation(enum.Enum):
     #: The step that takes the mirror snapshot, holding the activity lock where
     #: the site takes it (for other request sources: the call).
     AT_SNAPSHOT = "at-snapshot"
+    #: A step of its own, at any moment before the call: a tool's function
+    #: returns in its own task, which the generation task awaits before it
+    #: adds the output; a spoken message is stamped with the moment its
+    #: playout started.
+    BEFORE_CALL = "before-call"
 
 
 @frozen
@@ -106,6 +111,7 @@ SITES: tuple[Site, ...] = (
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, normal path",
         local_position=LocalPosition.BY_CREATED_AT,
+        created=Creation.BEFORE_CALL,
     ),
     Site(
         name="interrupted-tool-outputs",
@@ -114,6 +120,7 @@ SITES: tuple[Site, ...] = (
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, interrupted path",
         local_position=LocalPosition.BY_CREATED_AT,
+        created=Creation.BEFORE_CALL,
     ),
     Site(
         name="replacement",
@@ -138,6 +145,7 @@ SITES: tuple[Site, ...] = (
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._tts_task_impl (livekit-agents 1.8.9)",
         local_position=LocalPosition.BY_CREATED_AT,
+        created=Creation.BEFORE_CALL,
     ),
 )
 

@@ -3,21 +3,24 @@
 livekit-agents 1.8.9 puts an item into the local context after the last item
 created no later than it (`docs/model.md`, "The local context's order"). The
 user turn's message is created when its push starts and enters the local
-context when the push returns, so it can land before items that entered while
-it was pushed. The model's `State` carries no creation times yet, so these
-tests carry them beside each state (`born`: items in creation order) and place
-the late items with the model's own `_upsert`. That is enough to say which
-counterexamples depend on the order:
+context when the push returns; a tool output is created when its tool returns
+and enters when the generation task resumes. The model's `State` carries no
+creation times yet, so these tests carry them beside each state (`born`: the
+items in creation order, and a step `created T` for a site whose items are
+created before its call) and place items with the model's own `_upsert`.
 
-* under `lock5`, the explorer's depth-10 counterexample (a user turn, a tool
-  output, then the application's replacement deleting the acknowledged user
-  message) is an artefact of the append order: placed by creation time, it is
-  gone from the whole state space, and the old append order (a site record
-  with `local_position=tail`, the mutant) still finds it;
-* the same loss is real with one call more (a tool output pushed while the user
-  turn waits for the lock): the tool output is created before the user message
-  but reaches the mirror after it, so both orders find it.
-  `tests/livekit/test_local_order.py` replays both against livekit 1.8.9.
+Under `lock5`, a user turn, a tool output and a replacement:
+
+* the explorer's depth-10 trace, where the tool returns at its call (after the
+  user message was created), is an artefact of the append order: placed by
+  creation time, the local context has the mirror's order and nothing is lost;
+* the same scenario loses the acknowledged user message, at the same depth,
+  when the tool returned before the user message was created (`created T1`
+  first): the output is older than the message and enters after it;
+* and at the model's step grain, one call later (15 steps): a tool output
+  created while the user turn waits for the lock.
+
+`tests/livekit/test_local_order.py` replays all three against livekit 1.8.9.
 """
 
 from __future__ import annotations
@@ -25,14 +28,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from attrs import evolve
+from attrs import evolve, frozen
 
-from model import Config, Invariant, Move, MoveKind, State, initial_state
+from model import Config, Invariant, Move, MoveKind, Pc, State, initial_state
 from model.environment import BASE
 from model.invariants import check
 from model.moves import _upsert, successors
 from model.scenarios import Call, Scenario
 from model.sites import (
+    SITES,
     SITES_BY_NAME,
     Creation,
     LocalPosition,
@@ -68,12 +72,28 @@ REAL = Scenario(
     ),
 )
 
-#: The old append order: the catalog's user turn with its message at the tail.
-TAIL_USER_TURN = evolve(SITES_BY_NAME["user-turn"], local_position=LocalPosition.TAIL)
+#: The old records: every site appends, and creates its items at its call.
+OLD_SITES = tuple(
+    evolve(site, local_position=LocalPosition.TAIL, created=Creation.AT_CALL) for site in SITES
+)
 
 
-def _config(scenario: Scenario, *, tail: bool = False) -> Config:
-    return Config(LOCK5, scenario, BASE, extra_sites=(TAIL_USER_TURN,) if tail else ())
+def _config(scenario: Scenario, *, old: bool = False) -> Config:
+    return Config(LOCK5, scenario, BASE, extra_sites=OLD_SITES if old else ())
+
+
+@frozen
+class Birth:
+    """The step a `before-call` site's items are created in (not a model move yet)."""
+
+    task: int
+
+    def label(self) -> str:
+        return f"created T{self.task}"
+
+
+Step = Move | Birth
+Clocked = tuple[State, tuple[str, ...]]
 
 
 def _created(config: Config, before: State, move: Move, after: State) -> tuple[str, ...]:
@@ -86,6 +106,8 @@ def _created(config: Config, before: State, move: Move, after: State) -> tuple[s
         return ()
     site = config.site(move.task)
     adds = config.call(move.task).adds
+    if site.created is Creation.BEFORE_CALL:
+        return ()
     at_snapshot = (
         site.created is Creation.AT_SNAPSHOT and site.request is RequestSource.MIRROR_SNAPSHOT
     )
@@ -108,40 +130,68 @@ def _late(config: Config, before: State, move: Move) -> tuple[str, ...]:
     return config.call(move.task).adds
 
 
-Clocked = tuple[State, tuple[str, ...]]
+def _early(config: Config, move: Move) -> tuple[str, ...]:
+    """The items a call adds to the local context by a creation time older than the call."""
+    if move.kind is not MoveKind.CALL or move.task is None:
+        return ()
+    site = config.site(move.task)
+    if site.local_position is not LocalPosition.BY_CREATED_AT:
+        return ()
+    if config.local_update(move.task) is not LocalUpdate.BEFORE_PUSH:
+        return ()
+    return config.call(move.task).adds if site.created is Creation.BEFORE_CALL else ()
 
 
-def clocked_successors(config: Config, node: Clocked) -> Iterator[tuple[Move, Clocked]]:
+def _unborn(config: Config, state: State, born: tuple[str, ...], task: int) -> bool:
+    """A `before-call` task whose items are not created yet (it cannot be called)."""
+    site = config.site(task)
+    adds = config.call(task).adds
+    return (
+        site.created is Creation.BEFORE_CALL
+        and state.tasks[task].pc is Pc.IDLE
+        and any(item not in born for item in adds)
+    )
+
+
+def clocked_successors(config: Config, node: Clocked) -> Iterator[tuple[Step, Clocked]]:
     """The model's successors, with creation times kept and late items placed by them."""
     state, born = node
+    for task in range(len(state.tasks)):
+        if _unborn(config, state, born, task):
+            yield Birth(task), (state, born + config.call(task).adds)
     for move, after in successors(state, config):
+        called = move.task is not None and move.kind is MoveKind.CALL
+        if called and move.task is not None and _unborn(config, state, born, move.task):
+            continue
         created = _created(config, state, move, after)
-        if created:
-            born = tuple(item for item in node[1] if item not in created) + created
-        else:
-            born = node[1]
+        grown = tuple(item for item in born if item not in created) + created
         late = _late(config, state, move)
         if late:
             # `_finish` appended them to the local context it found; place them instead
             assert after.local == _upsert(state.local, late)
-            after = evolve(after, local=_upsert(state.local, late, born))
-        yield move, (after, born)
+            after = evolve(after, local=_upsert(state.local, late, grown))
+        early = _early(config, move)
+        if early:
+            # the call appended them (`_apply`); place them by their creation time
+            before = tuple(item for item in after.local if item not in early)
+            after = evolve(after, local=_upsert(before, early, grown))
+        yield move, (after, grown)
 
 
-def shortest(config: Config, invariant: Invariant) -> tuple[tuple[Move, ...], State] | None:
+def shortest(config: Config, invariant: Invariant) -> tuple[tuple[Step, ...], State] | None:
     """Breadth-first over the clocked states: the shortest violation, or None."""
     start: Clocked = (initial_state(config), ())
-    parents: dict[Clocked, tuple[Clocked, Move] | None] = {start: None}
+    parents: dict[Clocked, tuple[Clocked, Step] | None] = {start: None}
     queue = deque([start])
     while queue:
         node = queue.popleft()
         if check(node[0], config, invariant) is not None:
-            moves: list[Move] = []
+            steps: list[Step] = []
             at = parents[node]
             while at is not None:
-                moves.append(at[1])
+                steps.append(at[1])
                 at = parents[at[0]]
-            return tuple(reversed(moves)), node[0]
+            return tuple(reversed(steps)), node[0]
         for move, successor in clocked_successors(config, node):
             if successor not in parents:
                 parents[successor] = (node, move)
@@ -177,54 +227,131 @@ def test_the_catalog_records_where_each_site_puts_its_items() -> None:
     assert user_turn.local_position is LocalPosition.BY_CREATED_AT
     assert user_turn.created is Creation.AT_SNAPSHOT
     assert SITES_BY_NAME["replacement"].local_position is LocalPosition.TAIL
+    for name in ("tool-outputs", "interrupted-tool-outputs", "spoken-message"):
+        assert SITES_BY_NAME[name].local_position is LocalPosition.BY_CREATED_AT
+        assert SITES_BY_NAME[name].created is Creation.BEFORE_CALL
 
 
 # -- the counterexample -------------------------------------------------------------
 
 
-def test_the_clocked_model_with_the_append_order_is_the_model() -> None:
-    """With the old order the clocked search finds what the explorer finds."""
-    config = _config(ARTEFACT, tail=True)
+def run_clocked(config: Config, steps: tuple[Step, ...]) -> Clocked:
+    """Follow `steps` through the clocked model (AssertionError if one is not enabled)."""
+    node: Clocked = (initial_state(config), ())
+    for wanted in steps:
+        for taken, successor in clocked_successors(config, node):
+            if taken == wanted:
+                node = successor
+                break
+        else:
+            raise AssertionError(f"{wanted.label()} is not enabled")
+    return node
+
+
+def _explorer_trace() -> tuple[Move, ...]:
+    finding = explore(_config(ARTEFACT)).finding(Invariant.NO_UNINTENDED_DELETE)
+    assert finding.trace is not None
+    return tuple(step.move for step in finding.trace.steps)
+
+
+def test_the_clocked_model_with_the_old_records_is_the_model() -> None:
+    """Every site at the tail, created at its call: the clocked search is the explorer."""
+    config = _config(ARTEFACT, old=True)
     found = shortest(config, Invariant.NO_UNINTENDED_DELETE)
     assert found is not None
-    moves, last = found
-    finding = explore(config).finding(Invariant.NO_UNINTENDED_DELETE)
-    assert finding.trace is not None
-    assert moves == tuple(step.move for step in finding.trace.steps)
+    steps, last = found
+    assert steps == _explorer_trace()
     violation = check(last, config, Invariant.NO_UNINTENDED_DELETE)
     assert violation is not None and violation.item == "user-turn-0"
-    assert len(moves) == 10
+    assert len(steps) == 10
     # the user message entered the local context after the tool output
     assert last.local[-3:] == ("tool-outputs-1", "user-turn-0", "replacement-2")
     assert last.mirror[-2:] == ("user-turn-0", "tool-outputs-1")
 
 
-def test_the_depth_10_counterexample_is_an_artefact_of_the_append_order() -> None:
-    """Placed by creation time, no interleaving deletes an acknowledged item."""
+def _before_call(config: Config, task: int) -> bool:
+    return config.site(task).created is Creation.BEFORE_CALL
+
+
+def _with_births(moves: tuple[Move, ...], config: Config) -> tuple[Step, ...]:
+    """The moves, with each `before-call` site's items created right before its call."""
+    steps: list[Step] = []
+    for move in moves:
+        called = move.kind is MoveKind.CALL and move.task is not None
+        if called and move.task is not None and _before_call(config, move.task):
+            steps.append(Birth(move.task))
+        steps.append(move)
+    return tuple(steps)
+
+
+def test_the_explorers_depth_10_trace_is_an_artefact_of_the_append_order() -> None:
+    """The tool returns at its call, after the user message: no loss by creation time."""
     config = _config(ARTEFACT)
-    assert shortest(config, Invariant.NO_UNINTENDED_DELETE) is None
-    assert shortest(config, Invariant.AGREEMENT_AT_REST) is None
+    state, _ = run_clocked(config, _with_births(_explorer_trace(), config))
+    assert check(state, config, Invariant.NO_UNINTENDED_DELETE) is None
+    assert state.local == ("msg0", "asst1", "user-turn-0", "tool-outputs-1", "replacement-2")
+    assert state.mirror == ("msg0", "asst1", "user-turn-0", "tool-outputs-1")
+    # the old records, on the same trace, delete the acknowledged user message
+    old = _config(ARTEFACT, old=True)
+    state, _ = run_clocked(old, _explorer_trace())
+    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is not None
+
+
+def test_the_same_loss_is_real_when_the_tool_returned_first() -> None:
+    """By creation time the shortest loss is as short, with the tool's return first."""
+    config = _config(ARTEFACT)
+    found = shortest(config, Invariant.NO_UNINTENDED_DELETE)
+    assert found is not None
+    steps, last = found
+    assert tuple(step.label() for step in steps) == EARLY_TRACE
+    violation = check(last, config, Invariant.NO_UNINTENDED_DELETE)
+    assert violation is not None and violation.item == "user-turn-0"
+    # the older output went before the user message; the mirror has it after
+    assert last.local == ("msg0", "asst1", "tool-outputs-1", "user-turn-0", "replacement-2")
+    assert last.mirror == ("msg0", "asst1", "user-turn-0", "tool-outputs-1")
+    # the old records append the output and see no loss on these moves
+    old = _config(ARTEFACT, old=True)
+    moves = tuple(step for step in steps if isinstance(step, Move))
+    state, _ = run_clocked(old, moves)
+    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is None
 
 
 def test_the_loss_is_real_one_call_later() -> None:
     """A tool output created while the user turn waits: created first, mirrored last."""
     config = _config(REAL)
-    found = shortest(config, Invariant.NO_UNINTENDED_DELETE)
-    assert found is not None
-    moves, last = found
-    assert tuple(move.label() for move in moves) == REAL_TRACE
-    violation = check(last, config, Invariant.NO_UNINTENDED_DELETE)
+    moves = tuple(_parse(label) for label in REAL_TRACE)
+    state, _ = run_clocked(config, _with_births(moves, config))
+    violation = check(state, config, Invariant.NO_UNINTENDED_DELETE)
     assert violation is not None and violation.item == "hello"
     assert violation.site == "replacement"
-    assert last.local == ("msg0", "out0", "out2", "hello")
-    assert last.mirror == ("msg0", "out0", "hello", "out2")
-    # the append order reaches the same loss, and sooner, through the artefact
-    found = shortest(_config(REAL, tail=True), Invariant.NO_UNINTENDED_DELETE)
-    assert found is not None and len(found[0]) == 10
+    assert state.local == ("msg0", "out0", "out2", "hello")
+    assert state.mirror == ("msg0", "out0", "hello", "out2")
+    # so do the old records on the same moves
+    old = _config(REAL, old=True)
+    state, _ = run_clocked(old, moves)
+    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is not None
 
 
-#: The shortest counterexample by creation time (`tests/livekit/test_local_order.py`
-#: replays it against livekit 1.8.9).
+def _parse(label: str) -> Move:
+    kind, task, *item = label.split()
+    return Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None)
+
+
+#: The shortest loss by creation time (`tests/livekit/test_local_order.py` replays it).
+EARLY_TRACE = (
+    "created T1",
+    "call T0",
+    "server-apply T0 user-turn-0",
+    "client-apply T0 user-turn-0",
+    "resume T0",
+    "call T1",
+    "server-apply T1 tool-outputs-1",
+    "client-apply T1 tool-outputs-1",
+    "resume T1",
+    "call T2",
+)
+
+#: The loss at the model's step grain with a third call (each tool returns at its call).
 REAL_TRACE = (
     "call T0",
     "call T1",
