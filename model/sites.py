@@ -74,6 +74,19 @@ class Creation(enum.Enum):
 
 
 @frozen
+class LocalOrder:
+    """Where a site's new items go in the local context, and when they are created.
+
+    With `BY_CREATED_AT` and a creation before the step that adds them, this
+    decides where they land. The successor function does not read it yet:
+    `State` has no creation order (`docs/model.md`, "The local context's order").
+    """
+
+    position: LocalPosition = LocalPosition.TAIL
+    created: Creation = Creation.AT_CALL
+
+
+@frozen
 class Site:
     """One place that pushes; see `docs/model.md` for the real code behind each."""
 
@@ -83,13 +96,6 @@ class Site:
     local_update: LocalUpdate
     #: Where the real code is (release and function), for readers and the audit.
     source: str = ""
-    #: Where the site's new items go in the local context.
-    local_position: LocalPosition = LocalPosition.TAIL
-    #: When the site's new items are created; with `BY_CREATED_AT` and a local
-    #: update after the push, this decides where they land. The successor
-    #: function does not read these two yet: `State` has no creation order
-    #: (`docs/model.md`, "The local context's order").
-    created: Creation = Creation.AT_CALL
 
 
 SITES: tuple[Site, ...] = (
@@ -99,10 +105,6 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.AFTER_PUSH,
         source="AgentActivity._realtime_reply_task",
-        # made by add_message on the mirror's copy inside the lock, upserted by
-        # creation time once the push returns
-        local_position=LocalPosition.BY_CREATED_AT,
-        created=Creation.AT_SNAPSHOT,
     ),
     Site(
         name="tool-outputs",
@@ -110,8 +112,6 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, normal path",
-        local_position=LocalPosition.BY_CREATED_AT,
-        created=Creation.BEFORE_CALL,
     ),
     Site(
         name="interrupted-tool-outputs",
@@ -119,8 +119,6 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._realtime_generation_task, interrupted path",
-        local_position=LocalPosition.BY_CREATED_AT,
-        created=Creation.BEFORE_CALL,
     ),
     Site(
         name="replacement",
@@ -144,12 +142,33 @@ SITES: tuple[Site, ...] = (
         request=RequestSource.MIRROR_SNAPSHOT,
         local_update=LocalUpdate.BEFORE_PUSH,
         source="AgentActivity._tts_task_impl (livekit-agents 1.8.9)",
-        local_position=LocalPosition.BY_CREATED_AT,
-        created=Creation.BEFORE_CALL,
     ),
 )
 
 SITES_BY_NAME: dict[str, Site] = {site.name: site for site in SITES}
+
+#: The local order of the catalog's sites in livekit-agents 1.8.9 (`docs/model.md`,
+#: "The local context's order"). Site files do not carry one: a site read from
+#: a file, like any site not named here, appends and creates at its call.
+LOCAL_ORDER: dict[str, LocalOrder] = {
+    # made by add_message on the mirror's copy inside the lock; upserted by
+    # creation time once the push returns
+    "user-turn": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.AT_SNAPSHOT),
+    # made when the tool returns; added once every tool of the generation has
+    "tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    "interrupted-tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # stamped with the moment its playout started
+    "spoken-message": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # the caller's copy, in the caller's order
+    "replacement": LocalOrder(),
+    "cleanup": LocalOrder(),
+}
+
+
+def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:
+    """The local order of `site` (by name, in `table` or the catalog's)."""
+    return (LOCAL_ORDER if table is None else table).get(site.name, LocalOrder())
+
 
 #: The five sites of the seed discussion; `lock5` locks exactly these.
 FIVE_SITES: frozenset[str] = frozenset(

@@ -36,12 +36,15 @@ from model.invariants import check
 from model.moves import _upsert, successors
 from model.scenarios import Call, Scenario
 from model.sites import (
+    LOCAL_ORDER,
     SITES,
     SITES_BY_NAME,
     Creation,
+    LocalOrder,
     LocalPosition,
     LocalUpdate,
     RequestSource,
+    local_order,
 )
 from model.variants import VARIANTS_BY_NAME
 from proofs.engines.explore import explore
@@ -74,14 +77,23 @@ REAL = Scenario(
     ),
 )
 
-#: The old records: every site appends, and creates its items at its call.
-OLD_SITES = tuple(
-    evolve(site, local_position=LocalPosition.TAIL, created=Creation.AT_CALL) for site in SITES
-)
+#: The old order: every site appends, and creates its items at its call.
+OLD_ORDER: dict[str, LocalOrder] = {}
 
 
-def _config(scenario: Scenario, *, old: bool = False) -> Config:
-    return Config(LOCK5, scenario, BASE, extra_sites=OLD_SITES if old else ())
+@frozen
+class Clock:
+    """A model config, and the local order of its sites."""
+
+    config: Config
+    orders: dict[str, LocalOrder] = LOCAL_ORDER
+
+    def order(self, task: int) -> LocalOrder:
+        return local_order(self.config.site(task), self.orders)
+
+
+def _clock(scenario: Scenario, *, old: bool = False) -> Clock:
+    return Clock(Config(LOCK5, scenario, BASE), OLD_ORDER if old else LOCAL_ORDER)
 
 
 @frozen
@@ -98,7 +110,7 @@ Step = Move | Birth
 Clocked = tuple[State, tuple[str, ...]]
 
 
-def _created(config: Config, before: State, move: Move, after: State) -> tuple[str, ...]:
+def _created(clock: Clock, before: State, move: Move, after: State) -> tuple[str, ...]:
     """The items `move` creates (gives their creation time), in order."""
     if move.kind is MoveKind.LEARN:
         # the activity stamps a server's function call when its tool starts
@@ -106,95 +118,82 @@ def _created(config: Config, before: State, move: Move, after: State) -> tuple[s
         return (move.item,)
     if move.task is None or move.kind not in (MoveKind.CALL, MoveKind.WAKE):
         return ()
-    site = config.site(move.task)
-    adds = config.call(move.task).adds
-    if site.created is Creation.BEFORE_CALL:
+    created = clock.order(move.task).created
+    adds = clock.config.call(move.task).adds
+    if created is Creation.BEFORE_CALL:
         return ()
-    at_snapshot = (
-        site.created is Creation.AT_SNAPSHOT and site.request is RequestSource.MIRROR_SNAPSHOT
-    )
-    if not at_snapshot:
+    snapshots = clock.config.site(move.task).request is RequestSource.MIRROR_SNAPSHOT
+    if created is not Creation.AT_SNAPSHOT or not snapshots:
         return adds if move.kind is MoveKind.CALL else ()
     # created when the push takes its snapshot: the call, when the lock was free
     snapped = before.tasks[move.task].request is None and after.tasks[move.task].request is not None
     return adds if snapped else ()
 
 
-def _late(config: Config, before: State, move: Move) -> tuple[str, ...]:
-    """The items a late local update (after the push, by creation time) adds in `move`."""
-    if move.kind not in (MoveKind.RESUME, MoveKind.TIMEOUT) or move.task is None:
+def _placed(clock: Clock, move: Move, update: LocalUpdate) -> tuple[str, ...]:
+    """The items `move` adds to the local context by creation time, for a site that
+    updates it at `update` (after the push: on its return; before: at its call)."""
+    if move.task is None or clock.order(move.task).position is not LocalPosition.BY_CREATED_AT:
         return ()
-    site = config.site(move.task)
-    if site.local_position is not LocalPosition.BY_CREATED_AT:
+    if clock.config.local_update(move.task) is not update:
         return ()
-    if config.local_update(move.task) is not LocalUpdate.AFTER_PUSH:
-        return ()
-    return config.call(move.task).adds
+    if update is LocalUpdate.AFTER_PUSH and move.kind in (MoveKind.RESUME, MoveKind.TIMEOUT):
+        return clock.config.call(move.task).adds
+    if update is LocalUpdate.BEFORE_PUSH and move.kind is MoveKind.CALL:
+        return clock.config.call(move.task).adds
+    return ()
 
 
-def _early(config: Config, move: Move) -> tuple[str, ...]:
-    """The items a call adds to the local context by a creation time older than the call."""
-    if move.kind is not MoveKind.CALL or move.task is None:
-        return ()
-    site = config.site(move.task)
-    if site.local_position is not LocalPosition.BY_CREATED_AT:
-        return ()
-    if config.local_update(move.task) is not LocalUpdate.BEFORE_PUSH:
-        return ()
-    return config.call(move.task).adds if site.created is Creation.BEFORE_CALL else ()
-
-
-def _unborn(config: Config, state: State, born: tuple[str, ...], task: int) -> bool:
+def _unborn(clock: Clock, state: State, born: tuple[str, ...], task: int) -> bool:
     """A `before-call` task whose items are not created yet (it cannot be called)."""
-    site = config.site(task)
-    adds = config.call(task).adds
+    adds = clock.config.call(task).adds
     return (
-        site.created is Creation.BEFORE_CALL
+        clock.order(task).created is Creation.BEFORE_CALL
         and state.tasks[task].pc is Pc.IDLE
         and any(item not in born for item in adds)
     )
 
 
-def clocked_successors(config: Config, node: Clocked) -> Iterator[tuple[Step, Clocked]]:
-    """The model's successors, with creation times kept and late items placed by them."""
+def clocked_successors(clock: Clock, node: Clocked) -> Iterator[tuple[Step, Clocked]]:
+    """The model's successors, with creation times kept and items placed by them."""
     state, born = node
     for task in range(len(state.tasks)):
-        if _unborn(config, state, born, task):
-            yield Birth(task), (state, born + config.call(task).adds)
-    for move, after in successors(state, config):
+        if _unborn(clock, state, born, task):
+            yield Birth(task), (state, born + clock.config.call(task).adds)
+    for move, after in successors(state, clock.config):
         called = move.task is not None and move.kind is MoveKind.CALL
-        if called and move.task is not None and _unborn(config, state, born, move.task):
+        if called and move.task is not None and _unborn(clock, state, born, move.task):
             continue
-        created = _created(config, state, move, after)
+        created = _created(clock, state, move, after)
         grown = tuple(item for item in born if item not in created) + created
-        late = _late(config, state, move)
+        late = _placed(clock, move, LocalUpdate.AFTER_PUSH)
         if late:
             # `_finish` appended them to the local context it found; place them instead
             assert after.local == _upsert(state.local, late)
             after = evolve(after, local=_upsert(state.local, late, grown))
-        early = _early(config, move)
+        early = _placed(clock, move, LocalUpdate.BEFORE_PUSH)
         if early:
             # the call appended them (`_apply`); place them by their creation time
-            before = tuple(item for item in after.local if item not in early)
-            after = evolve(after, local=_upsert(before, early, grown))
+            kept = tuple(item for item in after.local if item not in early)
+            after = evolve(after, local=_upsert(kept, early, grown))
         yield move, (after, grown)
 
 
-def shortest(config: Config, invariant: Invariant) -> tuple[tuple[Step, ...], State] | None:
+def shortest(clock: Clock, invariant: Invariant) -> tuple[tuple[Step, ...], State] | None:
     """Breadth-first over the clocked states: the shortest violation, or None."""
-    start: Clocked = (initial_state(config), ())
+    start: Clocked = (initial_state(clock.config), ())
     parents: dict[Clocked, tuple[Clocked, Step] | None] = {start: None}
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        if check(node[0], config, invariant) is not None:
+        if check(node[0], clock.config, invariant) is not None:
             steps: list[Step] = []
             at = parents[node]
             while at is not None:
                 steps.append(at[1])
                 at = parents[at[0]]
             return tuple(reversed(steps)), node[0]
-        for move, successor in clocked_successors(config, node):
+        for move, successor in clocked_successors(clock, node):
             if successor not in parents:
                 parents[successor] = (node, move)
                 queue.append(successor)
@@ -224,24 +223,24 @@ def test_upsert_places_an_item_after_the_last_one_created_before_it() -> None:
     assert _upsert(("msg0",), ("msg0", "hello")) == ("msg0", "hello")
 
 
-def test_the_catalog_records_where_each_site_puts_its_items() -> None:
-    user_turn = SITES_BY_NAME["user-turn"]
-    assert user_turn.local_position is LocalPosition.BY_CREATED_AT
-    assert user_turn.created is Creation.AT_SNAPSHOT
-    assert SITES_BY_NAME["replacement"].local_position is LocalPosition.TAIL
+def test_the_catalog_says_where_each_site_puts_its_items() -> None:
+    user_turn = local_order(SITES_BY_NAME["user-turn"])
+    assert user_turn == LocalOrder(LocalPosition.BY_CREATED_AT, Creation.AT_SNAPSHOT)
+    assert local_order(SITES_BY_NAME["replacement"]) == LocalOrder()
     for name in ("tool-outputs", "interrupted-tool-outputs", "spoken-message"):
-        assert SITES_BY_NAME[name].local_position is LocalPosition.BY_CREATED_AT
-        assert SITES_BY_NAME[name].created is Creation.BEFORE_CALL
+        order = local_order(SITES_BY_NAME[name])
+        assert order == LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL)
+    assert set(LOCAL_ORDER) == set(SITES_BY_NAME)
 
 
 # -- the counterexample -------------------------------------------------------------
 
 
-def run_clocked(config: Config, steps: tuple[Step, ...]) -> Clocked:
+def run_clocked(clock: Clock, steps: tuple[Step, ...]) -> Clocked:
     """Follow `steps` through the clocked model (AssertionError if one is not enabled)."""
-    node: Clocked = (initial_state(config), ())
+    node: Clocked = (initial_state(clock.config), ())
     for wanted in steps:
-        for taken, successor in clocked_successors(config, node):
+        for taken, successor in clocked_successors(clock, node):
             if taken == wanted:
                 node = successor
                 break
@@ -251,19 +250,19 @@ def run_clocked(config: Config, steps: tuple[Step, ...]) -> Clocked:
 
 
 def _explorer_trace() -> tuple[Move, ...]:
-    finding = explore(_config(ARTEFACT)).finding(Invariant.NO_UNINTENDED_DELETE)
+    finding = explore(_clock(ARTEFACT).config).finding(Invariant.NO_UNINTENDED_DELETE)
     assert finding.trace is not None
     return tuple(step.move for step in finding.trace.steps)
 
 
-def test_the_clocked_model_with_the_old_records_is_the_model() -> None:
-    """Every site at the tail, created at its call: the clocked search is the explorer."""
-    config = _config(ARTEFACT, old=True)
-    found = shortest(config, Invariant.NO_UNINTENDED_DELETE)
+def test_the_clocked_model_with_the_old_order_is_the_model() -> None:
+    """Every site appending and creating at its call: the clocked search is the explorer."""
+    clock = _clock(ARTEFACT, old=True)
+    found = shortest(clock, Invariant.NO_UNINTENDED_DELETE)
     assert found is not None
     steps, last = found
     assert steps == _explorer_trace()
-    violation = check(last, config, Invariant.NO_UNINTENDED_DELETE)
+    violation = check(last, clock.config, Invariant.NO_UNINTENDED_DELETE)
     assert violation is not None and violation.item == "user-turn-0"
     assert len(steps) == 10
     # the user message entered the local context after the tool output
@@ -271,16 +270,16 @@ def test_the_clocked_model_with_the_old_records_is_the_model() -> None:
     assert last.mirror[-2:] == ("user-turn-0", "tool-outputs-1")
 
 
-def _before_call(config: Config, task: int) -> bool:
-    return config.site(task).created is Creation.BEFORE_CALL
-
-
-def _with_births(moves: tuple[Move, ...], config: Config) -> tuple[Step, ...]:
+def _with_births(moves: tuple[Move, ...], clock: Clock) -> tuple[Step, ...]:
     """The moves, with each `before-call` site's items created right before its call."""
     steps: list[Step] = []
     for move in moves:
         called = move.kind is MoveKind.CALL and move.task is not None
-        if called and move.task is not None and _before_call(config, move.task):
+        if (
+            called
+            and move.task is not None
+            and clock.order(move.task).created is Creation.BEFORE_CALL
+        ):
             steps.append(Birth(move.task))
         steps.append(move)
     return tuple(steps)
@@ -288,50 +287,50 @@ def _with_births(moves: tuple[Move, ...], config: Config) -> tuple[Step, ...]:
 
 def test_the_explorers_depth_10_trace_is_an_artefact_of_the_append_order() -> None:
     """The tool returns at its call, after the user message: no loss by creation time."""
-    config = _config(ARTEFACT)
-    state, _ = run_clocked(config, _with_births(_explorer_trace(), config))
-    assert check(state, config, Invariant.NO_UNINTENDED_DELETE) is None
+    clock = _clock(ARTEFACT)
+    state, _ = run_clocked(clock, _with_births(_explorer_trace(), clock))
+    assert check(state, clock.config, Invariant.NO_UNINTENDED_DELETE) is None
     assert state.local == ("msg0", "asst1", "user-turn-0", "tool-outputs-1", "replacement-2")
     assert state.mirror == ("msg0", "asst1", "user-turn-0", "tool-outputs-1")
-    # the old records, on the same trace, delete the acknowledged user message
-    old = _config(ARTEFACT, old=True)
+    # the old order, on the same trace, delete the acknowledged user message
+    old = _clock(ARTEFACT, old=True)
     state, _ = run_clocked(old, _explorer_trace())
-    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is not None
+    assert check(state, old.config, Invariant.NO_UNINTENDED_DELETE) is not None
 
 
 def test_the_same_loss_is_real_when_the_tool_returned_first() -> None:
     """By creation time the shortest loss is as short, with the tool's return first."""
-    config = _config(ARTEFACT)
-    found = shortest(config, Invariant.NO_UNINTENDED_DELETE)
+    clock = _clock(ARTEFACT)
+    found = shortest(clock, Invariant.NO_UNINTENDED_DELETE)
     assert found is not None
     steps, last = found
     assert tuple(step.label() for step in steps) == EARLY_TRACE
-    violation = check(last, config, Invariant.NO_UNINTENDED_DELETE)
+    violation = check(last, clock.config, Invariant.NO_UNINTENDED_DELETE)
     assert violation is not None and violation.item == "user-turn-0"
     # the older output went before the user message; the mirror has it after
     assert last.local == ("msg0", "asst1", "tool-outputs-1", "user-turn-0", "replacement-2")
     assert last.mirror == ("msg0", "asst1", "user-turn-0", "tool-outputs-1")
-    # the old records append the output and see no loss on these moves
-    old = _config(ARTEFACT, old=True)
+    # the old order appends the output and see no loss on these moves
+    old = _clock(ARTEFACT, old=True)
     moves = tuple(step for step in steps if isinstance(step, Move))
     state, _ = run_clocked(old, moves)
-    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is None
+    assert check(state, old.config, Invariant.NO_UNINTENDED_DELETE) is None
 
 
 def test_the_loss_is_real_one_call_later() -> None:
     """A tool output created while the user turn waits: created first, mirrored last."""
-    config = _config(REAL)
+    clock = _clock(REAL)
     moves = tuple(_parse(label) for label in REAL_TRACE)
-    state, _ = run_clocked(config, _with_births(moves, config))
-    violation = check(state, config, Invariant.NO_UNINTENDED_DELETE)
+    state, _ = run_clocked(clock, _with_births(moves, clock))
+    violation = check(state, clock.config, Invariant.NO_UNINTENDED_DELETE)
     assert violation is not None and violation.item == "hello"
     assert violation.site == "replacement"
     assert state.local == ("msg0", "out0", "out2", "hello")
     assert state.mirror == ("msg0", "out0", "hello", "out2")
-    # so do the old records on the same moves
-    old = _config(REAL, old=True)
+    # so does the old order on the same moves
+    old = _clock(REAL, old=True)
     state, _ = run_clocked(old, moves)
-    assert check(state, old, Invariant.NO_UNINTENDED_DELETE) is not None
+    assert check(state, old.config, Invariant.NO_UNINTENDED_DELETE) is not None
 
 
 def _parse(label: str) -> Move:
@@ -382,8 +381,8 @@ def test_every_mix_with_a_user_turn_keeps_its_lock5_verdict() -> None:
         if not any(shape.site == "user-turn" for shape in mix):
             continue
         scenario = evolve(sweep_scenario(mix), server_pool=())
-        by_creation = shortest(_config(scenario), Invariant.NO_UNINTENDED_DELETE)
-        appending = shortest(_config(scenario, old=True), Invariant.NO_UNINTENDED_DELETE)
+        by_creation = shortest(_clock(scenario), Invariant.NO_UNINTENDED_DELETE)
+        appending = shortest(_clock(scenario, old=True), Invariant.NO_UNINTENDED_DELETE)
         assert (by_creation is None) == (appending is None), scenario.name
         mixed += 1
     assert mixed == 36
