@@ -274,10 +274,9 @@ def _finish(state: State, config: Config, index: int, pc: Pc) -> State:
     return state.with_task(index, pc=pc, pending=frozenset())
 
 
-def _apply(items: tuple[str, ...], call: Call, born: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """`items` without the call's drops, with its adds (see `_upsert` for where)."""
+def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:
     kept = tuple(item for item in items if item not in call.drops)
-    return _upsert(kept, call.adds, born)
+    return _upsert(kept, call.adds)
 
 
 def _upsert(
@@ -289,8 +288,9 @@ def _upsert(
     than the new one and puts it right after. `born` lists items in the order
     they were created; an item outside it is older than every item in it, and
     an add outside it is created now, so it goes at the tail. With no `born`
-    (every add created in the step that adds it, as at every site but a late
-    local update) that is an append.
+    every add is appended, which is what the successor function asks for:
+    `State` has no creation order yet (`docs/model.md`, "The local context's
+    order").
     """
     if not born:
         return items + tuple(item for item in adds if item not in items)
