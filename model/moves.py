@@ -279,8 +279,35 @@ def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:
     return _upsert(kept, call.adds)
 
 
-def _upsert(items: tuple[str, ...], adds: tuple[str, ...]) -> tuple[str, ...]:
-    return items + tuple(item for item in adds if item not in items)
+def _upsert(
+    items: tuple[str, ...], adds: tuple[str, ...], born: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """Each add not yet in `items`, placed as livekit's `ChatContext.insert` places it.
+
+    The real insert walks back from the tail to the last item created no later
+    than the new one and puts it right after. `born` lists items in the order
+    they were created; an item outside it is older than every item in it, and
+    an add outside it is created now, so it goes at the tail. With no `born`
+    every add is appended, which is what the successor function asks for:
+    `State` has no creation order yet (`docs/model.md`, "The local context's
+    order").
+    """
+    if not born:
+        return items + tuple(item for item in adds if item not in items)
+    rank = {item: position for position, item in enumerate(born)}
+    placed = list(items)
+    for item in adds:
+        if item in placed:
+            continue
+        mine = rank.get(item)
+        if mine is None:
+            placed.append(item)
+            continue
+        position = len(placed)
+        while position and rank.get(placed[position - 1], -1) > mine:
+            position -= 1
+        placed.insert(position, item)
+    return tuple(placed)
 
 
 def _replace_local(state: State, local: tuple[str, ...]) -> State:

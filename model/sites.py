@@ -41,6 +41,51 @@ class LocalUpdate(enum.Enum):
     NONE = "none"
 
 
+class LocalPosition(enum.Enum):
+    """Where a site's new items go in the local context (livekit's `ChatContext`).
+
+    An item's *creation time* is its `created_at`: the moment the real code
+    makes the item object. `docs/model.md` ("The local context's order") has
+    the real code behind each site's value.
+    """
+
+    #: Appended after every item (`items.append`, a copy's own order).
+    TAIL = "tail"
+    #: After the last item created no later than it (`ChatContext.insert` and
+    #: `_upsert_item`). For an item that enters the local context in the step
+    #: that creates it this is the tail too; it differs only for an item that
+    #: enters later than it was created.
+    BY_CREATED_AT = "by-created-at"
+
+
+class Creation(enum.Enum):
+    """The model step in which a site's new items are created (get their creation time)."""
+
+    #: The step that calls the site.
+    AT_CALL = "at-call"
+    #: The step that takes the mirror snapshot, holding the activity lock where
+    #: the site takes it (for other request sources: the call).
+    AT_SNAPSHOT = "at-snapshot"
+    #: A step of its own, at any moment before the call: a tool's function
+    #: returns in its own task, which the generation task awaits before it
+    #: adds the output; a spoken message is stamped with the moment its
+    #: playout started.
+    BEFORE_CALL = "before-call"
+
+
+@frozen
+class LocalOrder:
+    """Where a site's new items go in the local context, and when they are created.
+
+    With `BY_CREATED_AT` and a creation before the step that adds them, this
+    decides where they land. The successor function does not read it yet:
+    `State` has no creation order (`docs/model.md`, "The local context's order").
+    """
+
+    position: LocalPosition = LocalPosition.TAIL
+    created: Creation = Creation.AT_CALL
+
+
 @frozen
 class Site:
     """One place that pushes; see `docs/model.md` for the real code behind each."""
@@ -101,6 +146,29 @@ SITES: tuple[Site, ...] = (
 )
 
 SITES_BY_NAME: dict[str, Site] = {site.name: site for site in SITES}
+
+#: The local order of the catalog's sites in livekit-agents 1.8.9 (`docs/model.md`,
+#: "The local context's order"). Site files do not carry one: a site read from
+#: a file, like any site not named here, appends and creates at its call.
+LOCAL_ORDER: dict[str, LocalOrder] = {
+    # made by add_message on the mirror's copy inside the lock; upserted by
+    # creation time once the push returns
+    "user-turn": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.AT_SNAPSHOT),
+    # made when the tool returns; added once every tool of the generation has
+    "tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    "interrupted-tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # stamped with the moment its playout started
+    "spoken-message": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # the caller's copy, in the caller's order
+    "replacement": LocalOrder(),
+    "cleanup": LocalOrder(),
+}
+
+
+def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:
+    """The local order of `site` (by name, in `table` or the catalog's)."""
+    return (LOCAL_ORDER if table is None else table).get(site.name, LocalOrder())
+
 
 #: The five sites of the seed discussion; `lock5` locks exactly these.
 FIVE_SITES: frozenset[str] = frozenset(

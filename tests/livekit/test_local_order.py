@@ -1,0 +1,333 @@
+"""The local context's order against livekit 1.8.9: which lock5 losses are real.
+
+The interleavings of `tests/model/test_local_order.py`, replayed against the
+real `AgentSession`/`AgentActivity` over the stand-in realtime model, under
+`lock5` (a user turn, a tool output, the application's replacement):
+
+* the explorer's depth-10 trace, the tool returning at its call: livekit puts
+  the user message before the tool output, by creation time, as the mirror
+  has them, and the replacement deletes nothing. The append order's loss there
+  is an artefact. With livekit's insert patched into an append (the mutant),
+  the same replay deletes the message, so the replay tells the orders apart.
+* the same moves with the tool output created before the user message (its
+  generation called two tools; the first returned before the user turn, the
+  second at the call): livekit puts the output before the message, the mirror
+  has it after, and the replacement deletes the acknowledged message. Real;
+  the append-order model misses it, and the lockstep comparison, which is
+  order-aware, shows where the real local context left it.
+* the 15-step trace (a tool output created while the user turn waits for the
+  lock): real, and the model predicts it in either order.
+* an interrupted generation's tool output, created when its tool returned
+  (before the interruption): real at depth 10, where the append order happens
+  to be the real order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from attrs import frozen
+
+from model import INTERNAL_MOVES, Config, Invariant, Move, MoveKind, initial_state, step
+from model.environment import BASE
+from model.invariants import check
+from model.scenarios import Call, Scenario
+from model.variants import VARIANTS_BY_NAME
+from proofs.engines.explore import explore
+
+LOCK5 = VARIANTS_BY_NAME["lock5"]
+
+ARTEFACT = Scenario(
+    name="user-turn + tool-outputs + replacement",
+    summary="a user turn, a tool output queued behind it, then a replacement",
+    calls=(
+        Call("user-turn", adds=("user-turn-0",)),
+        Call("tool-outputs", adds=("tool-outputs-1",)),
+        Call("replacement", adds=("replacement-2",)),
+    ),
+    server=("msg0", "asst1"),
+)
+REAL = Scenario(
+    name="tool-outputs + user-turn + tool-outputs + replacement",
+    summary="a tool output created while the user turn waits for the activity lock",
+    calls=(
+        Call("tool-outputs", adds=("out0",)),
+        Call("user-turn", adds=("hello",)),
+        Call("tool-outputs", adds=("out2",)),
+        Call("replacement"),
+    ),
+)
+INTERRUPTED = Scenario(
+    name="user-turn + interrupted-tool-outputs + replacement",
+    summary="a user turn, an interrupted generation's tool output, then a replacement",
+    calls=(
+        Call("user-turn", adds=("hello",)),
+        Call("interrupted-tool-outputs", adds=("out1",)),
+        Call("replacement", adds=("note2",)),
+    ),
+    server=("msg0", "asst1"),
+)
+#: `created T`: the tool of call T returns (not a model move yet).
+EARLY_TRACE = (
+    "created T1",
+    "call T0",
+    "server-apply T0 user-turn-0",
+    "client-apply T0 user-turn-0",
+    "resume T0",
+    "call T1",
+    "server-apply T1 tool-outputs-1",
+    "client-apply T1 tool-outputs-1",
+    "resume T1",
+    "call T2",
+)
+REAL_TRACE = (
+    "call T0",
+    "call T1",
+    "call T2",
+    "server-apply T0 out0",
+    "client-apply T0 out0",
+    "resume T0",
+    "wake T1",
+    "server-apply T1 hello",
+    "client-apply T1 hello",
+    "resume T1",
+    "wake T2",
+    "server-apply T2 out2",
+    "client-apply T2 out2",
+    "resume T2",
+    "call T3",
+)
+INTERRUPTED_TRACE = (
+    "call T0",
+    "call T1",
+    "server-apply T0 hello",
+    "client-apply T0 hello",
+    "resume T0",
+    "wake T1",
+    "server-apply T1 out1",
+    "client-apply T1 out1",
+    "resume T1",
+    "call T2",
+)
+
+
+def _parse(label: str) -> Move:
+    kind, task, *item = label.split()
+    return Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None)
+
+
+def _moves(labels: tuple[str, ...]) -> tuple[Move, ...]:
+    return tuple(_parse(label) for label in labels if not label.startswith("created"))
+
+
+@frozen
+class Run:
+    """What the real code did under one interleaving."""
+
+    #: Per step: (label, local context, mirror), as scenario ids.
+    steps: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    #: The scenario items of the final local context, in the order of their created_at.
+    by_created_at: tuple[str, ...]
+    local: tuple[str, ...]
+    server: tuple[str, ...]
+    #: Every delete sent: (item, whether it was acknowledged then).
+    deletes: tuple[tuple[str | None, bool], ...]
+    violations: dict[Invariant, Any]
+    divergence: str | None
+
+    def at(self, label: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The local context and the mirror after the step `label`."""
+        for name, local, mirror in self.steps:
+            if name == label:
+                return local, mirror
+        raise KeyError(label)
+
+
+def _two_tools() -> Any:
+    """The livekit adapter, with a second tool in each tool-output call's generation.
+
+    The scenario's tool returns at `created T`; the second one at the call, so the
+    generation adds the first tool's output only then, older than what came between.
+    """
+    from livekit.agents import llm
+
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+
+    class TwoTools(LivekitAdapter):
+        def _tool_generation(self, index: int, name: str, *, returned: bool, close: bool) -> None:
+            super()._tool_generation(index, name, returned=returned, close=False)
+            later = f"call_later_{name}"
+            self.gates[later] = self.loop.create_future()
+            second = llm.FunctionCall(
+                id=f"fc_later_{name}", call_id=later, name="lookup", arguments="{}"
+            )
+            self.server.model_creates(second.model_copy())
+            self.generations[index].functions.push(second)
+            if close:
+                self.generations[index].close()
+
+        def born(self, task: int) -> None:
+            self.gates[f"call_{self.config.call(task).adds[0]}"].set_result(None)
+
+        def call(self, task: int) -> None:
+            call = self.config.call(task)
+            if call.site != "tool-outputs":
+                super().call(task)
+                return
+            self.called.add(task)
+            self.gates[f"call_later_{call.adds[0]}"].set_result(None)
+
+    return TwoTools
+
+
+def _replay(config: Config, labels: tuple[str, ...], build: Any = None) -> Run:
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.engines.conformance.follow import Follow
+
+    session = Follow(config, build or LivekitAdapter)
+    adapter = session.adapter
+    steps = []
+    try:
+        for label in labels:
+            if label.startswith("created"):
+                with adapter.loop.running():
+                    adapter.born(_parse(label.replace("created", "call")).task)
+                adapter.loop.run_until_blocked()
+            else:
+                move = _parse(label)
+                if move.kind in INTERNAL_MOVES:
+                    continue
+                session.give(move)
+            seen = adapter.observe()
+            steps.append((label, seen.local, seen.mirror))
+        server = adapter.server
+        session.drain(lambda: (bool(server.to_server), bool(server.to_client)))
+        seen = adapter.observe()
+        named = [item for item in adapter.agent._chat_ctx.items if item.id in adapter.names]
+        ordered = sorted(named, key=lambda item: item.created_at)
+        return Run(
+            steps=tuple(steps),
+            by_created_at=tuple(adapter.names[item.id] for item in ordered),
+            local=seen.local,
+            server=seen.server,
+            deletes=tuple((adapter.names.get(i), acked) for _, i, acked in server.deletes_sent),
+            violations=dict(session.violations),
+            divergence=session.divergence,
+        )
+    finally:
+        session.close()
+
+
+def _explorer_trace() -> tuple[str, ...]:
+    finding = explore(Config(LOCK5, ARTEFACT, BASE)).finding(Invariant.NO_UNINTENDED_DELETE)
+    assert finding.trace is not None and finding.trace.depth == 10
+    return tuple(s.move.label() for s in finding.trace.steps)
+
+
+@pytest.fixture(scope="module")
+def runs(livekit_version: str) -> Iterator[dict[str, Run]]:
+    from livekit.agents import llm
+
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+
+    artefact = Config(LOCK5, ARTEFACT, BASE)
+    found = {
+        "artefact": _replay(artefact, _explorer_trace()),
+        "early": _replay(artefact, EARLY_TRACE, _two_tools()),
+        "real": _replay(Config(LOCK5, REAL, BASE), REAL_TRACE),
+        # the interrupted generation runs on the activity's coroutine, so its
+        # held speech does not hold back the user turn's
+        "interrupted": _replay(
+            Config(LOCK5, INTERRUPTED, BASE),
+            INTERRUPTED_TRACE,
+            lambda config: LivekitAdapter(config, direct=frozenset({1})),
+        ),
+    }
+    # the mutant: livekit's insert by creation time turned into an append
+    with pytest.MonkeyPatch.context() as patch:
+
+        def at_the_tail(self: llm.ChatContext, *, created_at: float) -> int:
+            return len(self.items)
+
+        patch.setattr(llm.ChatContext, "find_insertion_index", at_the_tail)
+        found["appending"] = _replay(artefact, _explorer_trace())
+    yield found
+
+
+def _model_loses(scenario: Scenario, labels: tuple[str, ...], item: str) -> bool:
+    """Whether the model's successor function (the append order) deletes `item` on these moves."""
+    config = Config(LOCK5, scenario, BASE)
+    state = initial_state(config)
+    for move in _moves(labels):
+        state = step(state, config, move)
+    violation = check(state, config, Invariant.NO_UNINTENDED_DELETE)
+    return violation is not None and violation.item == item
+
+
+def test_the_explorers_depth_10_trace_loses_nothing(runs: dict[str, Run]) -> None:
+    run = runs["artefact"]
+    assert _model_loses(ARTEFACT, _explorer_trace(), "user-turn-0")
+    # the user message enters by its creation time, before the tool output, when
+    # its push returns (on its ack, in the same loop run)
+    local, mirror = run.at("client-apply T0 user-turn-0")
+    assert local == ("msg0", "asst1", "user-turn-0", "tool-outputs-1")
+    assert mirror == ("msg0", "asst1", "user-turn-0")
+    assert run.by_created_at == run.local
+    assert run.deletes == () and run.violations == {}
+    final = ("msg0", "asst1", "user-turn-0", "tool-outputs-1", "replacement-2")
+    assert run.local == run.server == final
+    # where the real code first leaves the model is the tool push's wait for the
+    # current speech (docs/livekit.md), not the order
+    assert run.divergence is not None and "T1.pc: model wait-activity-lock" in run.divergence
+    # with livekit's insert made an append, the same replay loses the message
+    appending = runs["appending"]
+    assert ("user-turn-0", True) in appending.deletes
+    assert appending.violations[Invariant.NO_UNINTENDED_DELETE].item == "user-turn-0"
+
+
+def test_a_tool_output_created_before_the_user_message_is_a_real_loss(
+    runs: dict[str, Run],
+) -> None:
+    run = runs["early"]
+    local, mirror = run.at("call T1")
+    assert local == ("msg0", "asst1", "tool-outputs-1", "user-turn-0")
+    assert mirror == ("msg0", "asst1", "user-turn-0")
+    assert ("user-turn-0", True) in run.deletes
+    assert run.violations[Invariant.NO_UNINTENDED_DELETE].item == "user-turn-0"
+    # the append-order model sees no loss on these moves; the lockstep comparison
+    # shows the real local context leaving it by its order alone
+    assert not _model_loses(ARTEFACT, EARLY_TRACE, "user-turn-0")
+    assert run.divergence is not None and run.divergence.startswith("after call T1")
+    assert "local: model [msg0, asst1, user-turn-0, tool-outputs-1]" in run.divergence
+
+
+def test_a_tool_output_created_while_the_user_turn_waits_is_a_real_loss(
+    runs: dict[str, Run],
+) -> None:
+    run = runs["real"]
+    # out2 was created before the user message, which reached the mirror first
+    local, mirror = run.at("client-apply T2 out2")
+    assert local == ("msg0", "out0", "out2", "hello")
+    assert mirror == ("msg0", "out0", "hello", "out2")
+    assert run.by_created_at.index("out2") < run.by_created_at.index("hello")
+    # the replacement's diff deletes the acknowledged user message and creates it again
+    assert ("hello", True) in run.deletes
+    assert run.violations[Invariant.NO_UNINTENDED_DELETE].item == "hello"
+    assert run.violations[Invariant.AGREEMENT_AT_REST].item == "hello"
+    assert run.server == ("msg0", "out0", "out2", "hello")
+    assert _model_loses(REAL, REAL_TRACE, "hello")
+
+
+def test_an_interrupted_generations_tool_output_is_a_real_loss(runs: dict[str, Run]) -> None:
+    run = runs["interrupted"]
+    # the tool returned before the interruption, so its output is the older one
+    assert run.by_created_at.index("out1") < run.by_created_at.index("hello")
+    local, mirror = run.at("client-apply T1 out1")
+    assert local == ("msg0", "asst1", "out1", "hello")
+    assert mirror == ("msg0", "asst1", "hello", "out1")
+    assert ("hello", True) in run.deletes
+    assert run.violations[Invariant.NO_UNINTENDED_DELETE].item == "hello"
+    assert _model_loses(INTERRUPTED, INTERRUPTED_TRACE, "hello")
+    assert run.divergence is None
