@@ -14,9 +14,11 @@ import sys
 from collections.abc import Sequence
 
 from proofs.cli import options as choices
-from proofs.engines.audit import AuditConfig, audit_paths, emit_sites
+from proofs.engines.audit import AuditConfig, audit_paths, audit_session_paths, emit_sites
+from proofs.engines.audit_session_file import session_file_json
+from proofs.engines.audit_session_shape import InferredShape
 from proofs.errors import InputError, UsageError
-from proofs.report.audit import format_table
+from proofs.report.audit import format_sessions, format_table
 
 __all__ = ["main", "register", "run_audit"]
 
@@ -66,7 +68,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--emit-sites",
         metavar="FILE",
-        help="write the push places as model site records (JSON) to FILE ('-': stdout)",
+        help=(
+            "write the push places as model site records (JSON) to FILE ('-': stdout); "
+            "for a provider file (no push place, one session class), its session file"
+        ),
+    )
+    parser.add_argument(
+        "--session-class",
+        metavar="NAME",
+        help="with --emit-sites: the session class whose session file to write",
     )
     names = parser.add_argument_group("names (defaults: livekit-agents)")
     names.add_argument(
@@ -131,10 +141,20 @@ def run_audit(args: argparse.Namespace) -> int:
         else None
     )
     places = audit_paths(args.paths, config)
-    if not places:
+    shapes = audit_session_paths(args.paths)
+    if not places and not shapes:
         print(_nothing_found(args.paths, config), file=sys.stderr)
     if args.emit_sites:
-        sites = emit_sites(places)
+        pushes = [p for p in places if p.is_push]
+        sites = _session_file(shapes, args.session_class) if shapes and not pushes else None
+        if sites is None:
+            sites = emit_sites(places)
+            if shapes:
+                print(
+                    f"ackguard audit: {len(shapes)} session class(es) found beside the push "
+                    "places; audit a session's file alone to write its session file",
+                    file=sys.stderr,
+                )
         if target is None:
             print(sites)
         else:
@@ -143,16 +163,36 @@ def run_audit(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise InputError(f"--emit-sites {args.emit_sites}: {exc.strerror}") from None
         skipped = sum(p.kind == "unknown" for p in places)
-        if skipped:
+        if skipped and not shapes:
             print(
-                f"ackguard audit: {skipped} push(es) of unknown request kind left out of the sites",
+                f"ackguard audit: {skipped} push(es) of unknown request kind written with a note; "
+                "they are skipped when the file is loaded",
                 file=sys.stderr,
             )
     if args.json:
         print(json.dumps([p.to_dict() for p in places], indent=2))
     elif args.emit_sites != "-":
-        print(format_table(places))
+        if places or not shapes:
+            print(format_table(places))
+        if shapes:
+            print(format_sessions(shapes))
     return EXIT_BROKEN if any(not p.ok for p in places) else EXIT_OK
+
+
+def _session_file(shapes: Sequence[InferredShape], wanted: str | None) -> str:
+    """The session file of the one session class found (or of `--session-class`)."""
+    chosen = [s for s in shapes if wanted in (None, s.cls, s.name)]
+    if len(chosen) != 1:
+        names = ", ".join(s.name for s in shapes)
+        why = f"no session class {wanted!r}" if wanted and not chosen else "several session classes"
+        raise UsageError(f"--emit-sites: {why} ({names}); choose one with --session-class NAME")
+    shape = chosen[0]
+    if shape.undecided:
+        print(
+            f"ackguard audit: {shape.name}: undecided: {', '.join(shape.undecided)}",
+            file=sys.stderr,
+        )
+    return session_file_json(shape)
 
 
 def _nothing_found(paths: Sequence[str], config: AuditConfig) -> str:

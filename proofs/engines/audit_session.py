@@ -401,9 +401,7 @@ class _Frame:
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     bind(target, node.value)
-            elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
-                bind(node.target, node.value)
-            elif isinstance(node, ast.NamedExpr):
+            elif (isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None) or isinstance(node, ast.NamedExpr):
                 bind(node.target, node.value)
             elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
                 bind(node.target, node.iter)
