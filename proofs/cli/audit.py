@@ -31,6 +31,7 @@ examples:
   ackguard audit livekit_agents-1.8.9-py3-none-any.whl
   ackguard audit src/ --json
   ackguard audit agent_activity.py --emit-sites sites.json
+  ackguard audit realtime_api.py --emit-sites session.json   (a provider file: its shape)
   ackguard audit my_agent/ --session-attr _session --lock-attr _push_lock
 
 exit status: 0 every place keeps the discipline, 1 some place breaks it,
@@ -141,20 +142,17 @@ def run_audit(args: argparse.Namespace) -> int:
         else None
     )
     places = audit_paths(args.paths, config)
-    shapes = audit_session_paths(args.paths)
+    pushes = [p for p in places if p.is_push]
+    # the provider side is read only where its result is shown: the table, or the
+    # session file of a provider file (one with no agent push)
+    wanted = not args.json and not (args.emit_sites and pushes)
+    shapes = audit_session_paths(args.paths) if wanted else []
     if not places and not shapes:
         print(_nothing_found(args.paths, config), file=sys.stderr)
     if args.emit_sites:
-        pushes = [p for p in places if p.is_push]
         sites = _session_file(shapes, args.session_class) if shapes and not pushes else None
         if sites is None:
             sites = emit_sites(places)
-            if shapes:
-                print(
-                    f"ackguard audit: {len(shapes)} session class(es) found beside the push "
-                    "places; audit a session's file alone to write its session file",
-                    file=sys.stderr,
-                )
         if target is None:
             print(sites)
         else:

@@ -30,6 +30,7 @@ use in the same function.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import os
@@ -50,6 +51,7 @@ from proofs.errors import AuditInputError
 __all__ = [
     "KINDS",
     "LOCAL_UPDATES",
+    "UNKNOWN_NOTE",
     "AuditConfig",
     "AuditInputError",
     "Kind",
@@ -682,7 +684,7 @@ _TOO_DEEP = "nested too deeply to audit (past Python's recursion limit)"
 def _audit_source(text: str, filename: str, config: AuditConfig | None) -> list[Place]:
     config = config if config is not None else AuditConfig()
     try:
-        tree = ast.parse(text, filename=filename)
+        tree = _parsed(text, filename)
     except MemoryError:  # CPython's parser reports a too-deep expression this way
         raise AuditInputError(f"{filename}: {_TOO_DEEP}") from None
     except SyntaxError as exc:
@@ -724,6 +726,13 @@ def _in_class(node: ast.AST, names: frozenset[str], parents: dict[ast.AST, ast.A
             return True
         current = parents.get(current)
     return isinstance(node, ast.ClassDef) and node.name in names
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str, filename: str) -> ast.Module:
+    """One parse per file and run: the agent side and the provider side read the same tree
+    (neither changes it)."""
+    return ast.parse(text, filename=filename)
 
 
 def _snapshot_helpers(
@@ -846,7 +855,7 @@ def audit_session_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Inferre
         if "diff" not in text:
             continue
         try:
-            parsed.append((label, ast.parse(text, filename=label)))
+            parsed.append((label, _parsed(text, label)))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue  # the agent-side audit of the same paths reports it, with its line
     try:

@@ -319,10 +319,13 @@ def _imported_from(tree: ast.Module, name: str) -> list[str]:
     """File-name endings of the modules ``name`` is imported from (``impl/session.py``)."""
     found: list[str] = []
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if any((a.asname or a.name) == name for a in node.names):
-                found.append(node.module.replace(".", "/") + ".py")
-                found.append("/" + node.module.rsplit(".", 1)[-1] + ".py")
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and any((a.asname or a.name) == name for a in node.names)
+        ):
+            found.append(node.module.replace(".", "/") + ".py")
+            found.append("/" + node.module.rsplit(".", 1)[-1] + ".py")
     return found
 
 
@@ -401,8 +404,9 @@ class _Frame:
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     bind(target, node.value)
-            elif (isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None) or isinstance(node, ast.NamedExpr):
-                bind(node.target, node.value)
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+                if node.value is not None:
+                    bind(node.target, node.value)
             elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
                 bind(node.target, node.iter)
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
@@ -548,7 +552,7 @@ class _Walker:
                     self._stmt(child)
                 elif isinstance(child, ast.expr):
                     self._expr(child)
-                elif isinstance(child, ast.excepthandler | ast.match_case):
+                elif isinstance(child, ast.ExceptHandler | ast.match_case):
                     self._stmts(child.body)
 
     def _with(self, node: ast.With | ast.AsyncWith) -> None:
@@ -792,7 +796,25 @@ def _read_elsewhere(index: _Index, cls: _Class, func: _FuncNode, attr: str) -> E
     return min(reads, key=lambda r: (r[0], r[1].line))[1] if reads else None
 
 
+def _mentions_diff(index: _Index, cls: _Class) -> bool:
+    """The class or a base names something ``*diff*``: else no method of it can diff."""
+    for c in index.mro(cls):
+        for node in ast.walk(c.node):
+            name = (
+                node.id
+                if isinstance(node, ast.Name)
+                else node.attr
+                if isinstance(node, ast.Attribute)
+                else ""
+            )
+            if "diff" in name.lower():
+                return True
+    return False
+
+
 def _class_facts(index: _Index, cls: _Class) -> SessionFacts | None:
+    if not _mentions_diff(index, cls):
+        return None
     updates: list[UpdateFacts] = []
     reach: set[int] = set()
     seen: set[str] = set()

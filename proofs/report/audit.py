@@ -53,7 +53,7 @@ def format_sessions(shapes: Sequence[InferredShape]) -> str:
         if push.view_reads:
             reads = ", ".join(str(e.line) for e in push.view_reads)
             lines.append(
-                f"  mirror read at lines {reads}; provider side: the agent's lock rule does not apply"
+                f"  mirror read at lines {reads} (provider side: not judged by the agent's lock)"
             )
     if shapes:
         undecided = sum(bool(s.undecided) for s in shapes)
