@@ -102,6 +102,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=_DEFAULTS.local_owner_attr,
         help="attribute owning the local context ('' for any object)",
     )
+    provider = parser.add_argument_group(
+        "provider side (session classes: their push, and the session shape it has)"
+    )
+    provider.add_argument(
+        "--diff-function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a callable that diffs, besides those named *diff* (repeatable)",
+    )
+    provider.add_argument(
+        "--session-lock",
+        action="append",
+        default=[],
+        metavar="ATTR",
+        help="a session attribute that is its lock, besides *lock* and *Lock() (repeatable)",
+    )
     parser.set_defaults(run=run_audit)
 
 
@@ -146,7 +163,9 @@ def run_audit(args: argparse.Namespace) -> int:
     # the provider side is read only where its result is shown: the table, or the
     # session file of a provider file (one with no agent push)
     wanted = not args.json and not (args.emit_sites and pushes)
-    shapes = audit_session_paths(args.paths) if wanted else []
+    shapes = (
+        audit_session_paths(args.paths, args.diff_function, args.session_lock) if wanted else []
+    )
     if not places and not shapes:
         print(_nothing_found(args.paths, config), file=sys.stderr)
     if args.emit_sites:

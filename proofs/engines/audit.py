@@ -843,23 +843,29 @@ def _sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[str, str
             yield str(file), _decode(data, str(file))
 
 
-def audit_session_paths(paths: Iterable[str | os.PathLike[str]]) -> list[InferredShape]:
+def audit_session_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    diff_names: Iterable[str] = (),
+    lock_attrs: Iterable[str] = (),
+) -> list[InferredShape]:
     """The session shape of every provider session class in the paths.
 
     Classes are looked up across all the files given, so a session whose base
     class is in another file is read whole when both are given. Only files that
-    mention a diff are parsed (a session class diffs, by definition).
+    mention a diff are parsed (a session class diffs, by definition); ``diff_names``
+    and ``lock_attrs`` name a diff and a session lock whose names say neither.
     """
+    diff_names = tuple(diff_names)
     parsed: list[tuple[str, ast.Module]] = []
     for label, text in _sources(paths):
-        if "diff" not in text:
+        if "diff" not in text and not any(name in text for name in diff_names):
             continue
         try:
             parsed.append((label, _parsed(text, label)))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue  # the agent-side audit of the same paths reports it, with its line
     try:
-        return [infer_shape(facts) for facts in find_sessions(parsed)]
+        return [infer_shape(facts) for facts in find_sessions(parsed, diff_names, lock_attrs)]
     except RecursionError:
         raise AuditInputError(f"{parsed[-1][0] if parsed else '?'}: {_TOO_DEEP}") from None
 

@@ -28,6 +28,7 @@ waiter. `docs/porting.md` lists what this misses.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
@@ -68,6 +69,7 @@ INSERTS = frozenset(
 MUTATORS = INSERTS | frozenset(
     {"delete", "discard", "remove", "pop", "popitem", "clear", "update", "setdefault", "add"}
 )
+_DELETE_WORD = re.compile(r"(?<![a-z])delete(?![a-z])", re.IGNORECASE)
 _LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 _FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -229,8 +231,17 @@ def _is_property(node: _FuncNode) -> bool:
 class _Index:
     """Classes of the audited modules, by name, and each class's method lookup."""
 
-    def __init__(self, modules: Iterable[_Module]) -> None:
+    def __init__(
+        self,
+        modules: Iterable[_Module],
+        diff_names: Iterable[str] = (),
+        lock_attrs: Iterable[str] = (),
+    ) -> None:
         self.modules = list(modules)
+        #: Callables that diff besides those named ``*diff*`` (``--diff-function``).
+        self.diff_names = frozenset(diff_names)
+        #: Attributes that are the session's lock besides ``*lock*`` (``--session-lock``).
+        self.extra_locks = frozenset(lock_attrs)
         self.classes: dict[str, list[_Class]] = {}
         self._mro: dict[int, list[_Class]] = {}
         self._locks: dict[int, frozenset[str]] = {}
@@ -300,6 +311,9 @@ class _Index:
                 return method, c
         return None
 
+    def is_diff(self, name: str | None) -> bool:
+        return name is not None and ("diff" in name.lower() or name in self.diff_names)
+
     def lock_attrs(self, cls: _Class) -> frozenset[str]:
         """Attributes of ``self`` that hold a lock: named ``*lock*`` or made by ``*Lock()``."""
         if id(cls.node) in self._locks:
@@ -311,7 +325,7 @@ class _Index:
                     callee = _callee_name(node.value)
                     if callee is not None and callee.endswith("Lock"):
                         found |= {a for t in node.targets if (a := _self_attr(t)) is not None}
-        self._locks[id(cls.node)] = frozenset(found)
+        self._locks[id(cls.node)] = frozenset(found) | self.extra_locks
         return self._locks[id(cls.node)]
 
 
@@ -440,6 +454,7 @@ class _Walker:
         self._stack: list[int] = []
         self._locks: tuple[str, ...] = ()
         self._via: tuple[str, ...] = ()
+        self._in_log = False
         self._frames: list[_Frame] = []
         self._returns: dict[int, frozenset[str]] = {}
 
@@ -615,6 +630,15 @@ class _Walker:
         if isinstance(node, ast.Call):
             self._call(node)
             return
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _DELETE_WORD.search(node.value)
+            and not self._in_log
+        ):
+            # a message type (``"conversation.item.delete"``) or an op tag (``("delete", k)``)
+            self._emit("delete", node)
+            return
         if isinstance(node, ast.Attribute):
             attr = _self_attr(node)
             if node.attr == "to_remove":
@@ -659,7 +683,7 @@ class _Walker:
                 target = (local, frame.cls, frame.module)
         if target is not None:
             self._args(call)
-            if name is not None and "diff" in name.lower():
+            if self.index.is_diff(name):
                 self._emit("diff", call, attrs=self._attrs(call.args[0] if call.args else None))
             saved = self._via
             self._via = (*saved, f"{self._frame.file}:{call.lineno}")
@@ -669,7 +693,11 @@ class _Walker:
                 self._via = saved
         if isinstance(func, ast.Attribute):
             self._expr(func.value)
-        self._args(call)
+        saved_log, self._in_log = self._in_log, self._in_log or name in _LOGGING
+        try:
+            self._args(call)
+        finally:
+            self._in_log = saved_log
         if name is None:
             return False
         self._classify(call, name)
@@ -683,7 +711,7 @@ class _Walker:
             self._emit("insert", call, attr=recv_attr)
         elif recv_attr is not None and name in MUTATORS:
             self._emit("write", call, attr=recv_attr)
-        if "diff" in low:
+        if self.index.is_diff(name):
             self._emit("diff", call, attrs=self._attrs(call.args[0] if call.args else None))
         if name == "wait_for" and (
             len(call.args) >= 2 or any(k.arg == "timeout" for k in call.keywords)
@@ -807,7 +835,7 @@ def _mentions_diff(index: _Index, cls: _Class) -> bool:
                 if isinstance(node, ast.Attribute)
                 else ""
             )
-            if "diff" in name.lower():
+            if index.is_diff(name):
                 return True
     return False
 
@@ -884,13 +912,19 @@ def _module(text: str, filename: str, tree: ast.Module | None = None) -> _Module
     return _Module(filename, tree, functions)
 
 
-def find_sessions(sources: Iterable[tuple[str, ast.Module]]) -> list[SessionFacts]:
+def find_sessions(
+    sources: Iterable[tuple[str, ast.Module]],
+    diff_names: Iterable[str] = (),
+    lock_attrs: Iterable[str] = (),
+) -> list[SessionFacts]:
     """Every session class (a class with an update-like method) of the parsed modules.
 
     ``sources`` pairs a file label with its parsed module; classes are looked up
     across all of them, so a base class in another audited file is read too.
+    ``diff_names`` and ``lock_attrs`` name a session's diff and lock where their
+    names say neither (``plan``, ``self.gate``).
     """
-    index = _Index(_module("", file, tree) for file, tree in sources)
+    index = _Index((_module("", file, tree) for file, tree in sources), diff_names, lock_attrs)
     found: list[SessionFacts] = []
     for module in index.modules:
         tops = {id(n) for n in module.tree.body if isinstance(n, ast.ClassDef)}

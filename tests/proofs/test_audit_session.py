@@ -225,12 +225,42 @@ MUTANTS = [
         "on_reconnect",
         "none",
     ),
+    (
+        "openai",
+        'item create future for `{event.item.id}` was already settled")\n'
+        "            else:\n                fut.set_result(None)\n",
+        'item create future for `{event.item.id}` was already settled")\n'
+        "            else:\n                pass\n",
+        "model_items",
+        "by-session",  # the insert no longer answers the push's waiter: the session's own
+    ),
+    (
+        "openai",
+        "                    if reconnecting:\n                        await _reconnect()\n",
+        "",
+        "on_reconnect",
+        "none",
+    ),
+    (
+        "impl",
+        "                await self._await_acks(futures)\n",
+        "                await self._await_acks(futures)\n"
+        "                self._mirror = chat_ctx\n",
+        "mirror_update",
+        "on-return",
+    ),
 ]
-LABELS = {"openai": "openai.py", "duplex": "duplex_adapter.py", "gemini": "realtime_api.py"}
+LABELS = {
+    "openai": "openai.py",
+    "duplex": "duplex_adapter.py",
+    "gemini": "realtime_api.py",
+    "impl": "impl/session.py",
+}
 CLASSES = {
     "openai": "RealtimeSession",
     "duplex": "_DuplexRealtimeSession",
     "gemini": "RealtimeSession",
+    "impl": "RealtimeSession",
 }
 
 
@@ -367,3 +397,15 @@ def test_unknown_places_are_kept_with_a_note_and_skipped_on_load(tmp_path: Path)
     path.write_text(json.dumps([dict(records[1], note="n")]))
     with pytest.raises(SiteFileError, match="only places of unknown kind"):
         load_sites(str(path))
+
+
+def test_a_porting_teams_session_needs_its_names_and_then_yields_its_shape() -> None:
+    # examples/callback_session: its diff is `plan`, its lock `self.gate` (a Gate), its
+    # deletes a message dict: without the names the audit finds no session at all
+    example = REPO / "examples" / "callback_session" / "session.py"
+    assert audit_session_paths([example]) == []
+    (shape,) = audit_session_paths([example], diff_names=["plan"], lock_attrs=["gate"])
+    assert fields(shape) == (
+        "on-events", "creates-and-deletes", "across-acks", "awaited", "as-events", "none", "none",
+    )  # fmt: skip
+    assert "self.gate" in shape.evidence["session_lock"]
