@@ -19,6 +19,7 @@ import jsonschema
 import jsonschema.protocols
 from attrs import frozen
 
+from proofs.engines.audit_session import Event
 from proofs.engines.audit_session_shape import FIELDS, InferredShape
 from proofs.engines.site_file import error_order, explain, read_json
 from proofs.errors import SiteFileError
@@ -27,6 +28,7 @@ __all__ = [
     "SCHEMA_NOTE",
     "SessionFile",
     "load_session_file",
+    "push_facts",
     "session_file_data",
     "session_file_json",
     "session_file_schema",
@@ -62,7 +64,32 @@ def session_file_data(shape: InferredShape) -> dict[str, Any]:
     }
     if shape.undecided:
         data["undecided"] = dict(shape.undecided)
+    data["push"] = push_facts(shape)
     return data
+
+
+def push_facts(shape: InferredShape) -> dict[str, Any]:
+    """What the push does, line by line: the facts each field was read from."""
+    u = shape.facts.primary
+
+    def lines(events: list[Event]) -> list[str]:
+        return [f"{e.where} {e.text}" for e in events]
+
+    write = u.view_writes[0] if u.view_writes else None
+    after = u.after_diff
+    between = after[: after.index(write)] if write is not None and write in after else []
+    return {
+        "method": f"{u.file}:{u.line} {shape.cls}.{u.method}",
+        "mirror": [f"self.{attr}" for attr in u.view],
+        "diff": f"{u.diff.where} {u.diff.text}",
+        "mirror_reads": lines(u.view_reads),
+        "mirror_writes": lines(u.view_writes),
+        "awaits_between_diff_and_write": lines([e for e in between if e.kind in ("await", "lock")]),
+        "locks": lines(u.of("lock")),
+        "sends": lines([e for e in after if e.kind == "send"]),
+        "deletes": lines(u.deletes),
+        "ack_waits": lines([e for e in after if e.kind == "ack-wait"]),
+    }
 
 
 def session_file_json(shape: InferredShape) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from proofs.engines.audit import Place
+from proofs.engines.audit_session_file import push_facts
 from proofs.engines.audit_session_shape import FIELDS, InferredShape
 
 
@@ -50,11 +51,11 @@ def format_sessions(shapes: Sequence[InferredShape]) -> str:
         for name in FIELDS:
             value = shape.session.get(name, "UNDECIDED")
             lines.append(f"  {name:<19} {value:<20} {shape.evidence[name]}")
-        if push.view_reads:
-            reads = ", ".join(str(e.line) for e in push.view_reads)
-            lines.append(
-                f"  mirror read at lines {reads} (provider side: not judged by the agent's lock)"
-            )
+        facts = push_facts(shape)
+        for key in ("mirror_reads", "mirror_writes", "awaits_between_diff_and_write", "deletes"):
+            shown = "; ".join(facts[key]) or "none"
+            lines.append(f"  {key.replace('_', ' ')}: {shown}")
+        lines.append("  (provider side: not judged by the agent's lock)")
     if shapes:
         undecided = sum(bool(s.undecided) for s in shapes)
         lines.append(f"{len(shapes)} session class(es), {undecided} with undecided fields")

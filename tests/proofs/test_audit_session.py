@@ -132,6 +132,21 @@ def test_evidence_names_the_lines_of_providers_md(real: dict[str, InferredShape]
     assert real["three-way"].facts.primary.view == ("_mirror", "_outstanding")
 
 
+def test_the_push_facts_name_the_awaits_between_the_diff_and_the_mirror_write(
+    real: dict[str, InferredShape],
+) -> None:
+    from proofs.engines.audit_session_file import push_facts
+
+    duplex = push_facts(real["duplex"])
+    assert duplex["awaits_between_diff_and_write"] == [
+        "duplex_adapter.py:595 await self._duplex._append_items(new_items)"
+    ]
+    assert duplex["mirror_reads"][0] == "duplex_adapter.py:579 self._chat_ctx"
+    openai = push_facts(real["openai"])
+    assert openai["mirror_writes"] == [] and openai["deletes"]
+    assert openai["locks"] == ["openai.py:1504 self._update_chat_ctx_lock"]
+
+
 def test_three_way_alone_misreads_a_hook_of_its_unseen_base(texts: dict[str, str]) -> None:
     # a limit, shown: `_register` is called by the base's send (impl/session.py); with that
     # file left out, its insert into `_outstanding` looks like the session's own writer
@@ -336,6 +351,10 @@ def test_emit_sites_writes_the_session_file_and_it_loads(
     assert tuple(loaded.session[f] for f in FIELDS) == EXPECTED["gemini"]
     assert loaded.name == "realtime_api.RealtimeSession"
     assert set(loaded.evidence) == set(FIELDS)
+    push = json.loads(out.read_text())["push"]
+    assert push["mirror"] == ["self._chat_ctx"] and push["awaits_between_diff_and_write"] == []
+    assert push["mirror_writes"] == [f"{GEMINI}:783 self._chat_ctx"]
+    assert push["deletes"] == []
     assert main(["audit", str(IMPL), str(THREE_WAY), "--emit-sites", "-"]) == 2
     assert "--session-class" in capsys.readouterr().err
     assert main(["audit", str(IMPL), str(THREE_WAY), "--session-class", "ThreeWaySession",
