@@ -189,8 +189,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([p.to_dict() for p in places], indent=2))
     elif args.emit_sites != "-":
-        if places or not shapes:
-            print(format_table(places))
+        print(format_table(places))
         if shapes:
             print(format_sessions(shapes))
     return EXIT_BROKEN if any(not p.ok for p in places) else EXIT_OK
