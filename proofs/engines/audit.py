@@ -30,7 +30,6 @@ use in the same function.
 from __future__ import annotations
 
 import ast
-import functools
 import io
 import json
 import os
@@ -684,7 +683,7 @@ _TOO_DEEP = "nested too deeply to audit (past Python's recursion limit)"
 def _audit_source(text: str, filename: str, config: AuditConfig | None) -> list[Place]:
     config = config if config is not None else AuditConfig()
     try:
-        tree = _parsed(text, filename)
+        tree = ast.parse(text, filename=filename)
     except MemoryError:  # CPython's parser reports a too-deep expression this way
         raise AuditInputError(f"{filename}: {_TOO_DEEP}") from None
     except SyntaxError as exc:
@@ -726,13 +725,6 @@ def _in_class(node: ast.AST, names: frozenset[str], parents: dict[ast.AST, ast.A
             return True
         current = parents.get(current)
     return isinstance(node, ast.ClassDef) and node.name in names
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed(text: str, filename: str) -> ast.Module:
-    """One parse per file and run: the agent side and the provider side read the same tree
-    (neither changes it)."""
-    return ast.parse(text, filename=filename)
 
 
 def _snapshot_helpers(
@@ -861,7 +853,7 @@ def audit_session_paths(
         if "diff" not in text and not any(name in text for name in diff_names):
             continue
         try:
-            parsed.append((label, _parsed(text, label)))
+            parsed.append((label, ast.parse(text, filename=label)))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue  # the agent-side audit of the same paths reports it, with its line
     try:
