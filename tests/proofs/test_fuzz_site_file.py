@@ -6,7 +6,8 @@ Valid files come from the schema itself (`schema_strategy`, as
 are valid files with one mutation (a value swapped for another JSON value, a
 field added or removed, a record wrapped), kept only where the schema says the
 result is invalid. The budget is fixed (`FUZZ`), so the test command runs them
-all in a bounded time.
+all in a bounded time. Session files (the provider side's) are fuzzed the same
+way: one change to a valid one either loads or is one line.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from proofs.cli import main
+from proofs.engines.audit_session_file import load_session_file, session_file_schema
 from proofs.engines.site_file import load_sites, pair_scenarios, site_file_schema
 from proofs.errors import SiteFileError
 from tests.proofs.schema_strategy import from_schema
@@ -162,3 +164,48 @@ def test_any_bytes_either_load_or_are_one_line_and_exit_2(
     assert code in (0, 1, 2)
     if code == 2:
         assert out == "" and err.count("\n") == 1, err
+
+
+# --------------------------------------------------------------------------
+# session files: what the schema allows loads, anything else is one line
+
+
+def _session_file() -> dict[str, Any]:
+    from proofs.engines.audit import audit_session_paths
+    from proofs.engines.audit_session_file import session_file_data
+
+    root = Path(__file__).resolve().parents[2]
+    (shape,) = audit_session_paths([root / "impl" / "session.py"])
+    return session_file_data(shape)
+
+
+SESSION = _session_file()
+SESSION_VALIDATOR = jsonschema.Draft202012Validator(session_file_schema())
+
+
+@FUZZ
+@given(data=st.data())
+def test_a_changed_session_file_loads_or_is_one_line(data: st.DataObject) -> None:
+    record = json.loads(json.dumps(SESSION))
+    part = data.draw(st.sampled_from(["session", "evidence", "push", None]))
+    target = record if part is None else record[part]
+    how = data.draw(st.sampled_from(["value", "add", "remove"]))
+    if how == "add":
+        target[data.draw(st.text(min_size=1, max_size=8))] = data.draw(JSON)
+    else:
+        key = data.draw(st.sampled_from(sorted(target)))
+        if how == "remove":
+            del target[key]
+        else:
+            target[key] = data.draw(JSON | st.sampled_from(["on-send", "none", "", "awaited"]))
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.json"
+        path.write_text(json.dumps(record))
+        if SESSION_VALIDATOR.is_valid(record):
+            loaded = load_session_file(str(path))
+            assert loaded.session == record["session"]
+            return
+        with pytest.raises(SiteFileError) as caught:
+            load_session_file(str(path))
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(f"{path}: $") and "session-file.schema" in text
