@@ -148,6 +148,13 @@ def run_audit(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{text}; give the attribute's name alone (--session-attr _session for self._session)"
         ) from None
+    for option, values in (
+        ("--diff-function", args.diff_function),
+        ("--session-lock", args.session_lock),
+    ):
+        for value in values:
+            if not isinstance(value, str) or not value.isidentifier():
+                raise UsageError(f"{option} takes a Python name (plan, gate), not {value!r}")
     if args.json and args.emit_sites == "-":
         raise UsageError(
             "--json and --emit-sites - both write stdout; give --emit-sites a file name"

@@ -428,3 +428,13 @@ def test_a_porting_teams_session_needs_its_names_and_then_yields_its_shape() -> 
         "on-events", "creates-and-deletes", "across-acks", "awaited", "as-events", "none", "none",
     )  # fmt: skip
     assert "self.gate" in shape.evidence["session_lock"]
+
+
+@pytest.mark.parametrize("argv", [["--diff-function=--"], ["--session-lock", "a b"]])
+def test_a_bad_provider_side_name_is_one_line_and_exit_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--diff-function=--` once reached the audit as an empty list: an internal error, exit 3
+    assert main(["audit", str(IMPL), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "takes a Python name" in err
