@@ -1,4 +1,5 @@
-"""``ackguard audit``: the command-line face of :mod:`proofs.engines.audit`.
+"""``ackguard audit``: the command-line face of :mod:`proofs.engines.audit` (the agent's
+push places) and of the provider side (`proofs.engines.audit_session`: session shapes).
 
 Kept apart from ``proofs/cli.py`` so the audit's options live next to the
 audit; ``proofs.cli.main`` only calls :func:`register`. Exit codes are for CI:
@@ -59,8 +60,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Find every push of a requested chat context to the realtime session and "
             "every read of its mirror, and check that each snapshot and its push are "
-            "inside one `async with <activity lock>` block. Reads .py files, "
-            "directories and .whl/.zip archives without importing them."
+            "inside one `async with <activity lock>` block; and, for every provider "
+            "session class, the session shape its push has (mirror, sends, lock, acks, "
+            "writers, while disconnected, reconnect), with the line each is read from. "
+            "Reads .py files, directories and .whl/.zip archives without importing them."
         ),
         epilog=_EPILOG,
     )

@@ -18,6 +18,11 @@ What it reports, one :class:`Place` each:
   the snapshot of some push (such a read pushes nothing, so it cannot delete
   anything, but a reviewer wants to see it).
 
+A class that is itself a provider session (one with an update-like method,
+`proofs.engines.audit_session`) pushes as the provider, not as the agent: its
+places are not judged by the agent's lock, and :func:`audit_session_paths`
+reads its session shape instead (`proofs.engines.audit_session_shape`).
+
 Known limits, by design: the analysis is per function and lexical (source
 order stands for program order), except that a method of the same class whose
 every ``return`` is a snapshot of the mirror counts as that snapshot where it
