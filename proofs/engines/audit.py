@@ -18,6 +18,11 @@ What it reports, one :class:`Place` each:
   the snapshot of some push (such a read pushes nothing, so it cannot delete
   anything, but a reviewer wants to see it).
 
+A class that is itself a provider session (one with an update-like method,
+`proofs.engines.audit_session`) pushes as the provider, not as the agent: its
+places are not judged by the agent's lock, and :func:`audit_session_paths`
+reads its session shape instead (`proofs.engines.audit_session_shape`).
+
 Known limits, by design: the analysis is per function and lexical (source
 order stands for program order), except that a method of the same class whose
 every ``return`` is a snapshot of the mirror counts as that snapshot where it
@@ -43,17 +48,21 @@ from typing import Any, Literal
 from attrs import Attribute, field, frozen
 from attrs.validators import in_, instance_of, optional
 
+from proofs.engines.audit_session import find_sessions, session_class_names
+from proofs.engines.audit_session_shape import InferredShape, infer_shape
 from proofs.errors import AuditInputError
 
 __all__ = [
     "KINDS",
     "LOCAL_UPDATES",
+    "UNKNOWN_NOTE",
     "AuditConfig",
     "AuditInputError",
     "Kind",
     "LocalUpdate",
     "Place",
     "audit_paths",
+    "audit_session_paths",
     "audit_source",
     "emit_sites",
 ]
@@ -695,6 +704,9 @@ def _audit_source(text: str, filename: str, config: AuditConfig | None) -> list[
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     lines = text.splitlines()
+    # the agent's lock discipline is the agent's: a provider session class pushes as the
+    # provider, and its own push is audited by proofs.engines.audit_session instead
+    sessions = session_class_names(tree, filename)
     helpers = _snapshot_helpers(tree, filename, config, parents)
     places: list[Place] = []
     for scope, qualname in _iter_scopes(tree):
@@ -702,10 +714,22 @@ def _audit_source(text: str, filename: str, config: AuditConfig | None) -> list[
             start, stop = scope.lineno - 1, scope.end_lineno or len(lines)
             if not any(config.session_attr in line for line in lines[start:stop]):
                 continue
+        if sessions and _in_class(scope, sessions, parents):
+            continue
         mine = helpers.get(parents.get(scope), frozenset())
         places += _ScopeAudit(scope, qualname, filename, config, parents, mine).places()
     places.sort(key=lambda p: (p.line, p.function))
     return places
+
+
+def _in_class(node: ast.AST, names: frozenset[str], parents: dict[ast.AST, ast.AST]) -> bool:
+    """``node`` is inside a class of one of ``names`` (at any depth)."""
+    current = parents.get(node)
+    while current is not None:
+        if isinstance(current, ast.ClassDef) and current.name in names:
+            return True
+        current = parents.get(current)
+    return isinstance(node, ast.ClassDef) and node.name in names
 
 
 def _snapshot_helpers(
@@ -792,6 +816,57 @@ def audit_paths(
     return places
 
 
+def _sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[str, str]]:
+    """``(label, text)`` of every ``.py`` file, directory member and archive member."""
+    for raw in paths:
+        path = Path(raw)
+        if path.suffix in (".whl", ".zip") and path.is_file():
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    for member in sorted(archive.namelist()):
+                        if member.endswith(".py"):
+                            label = f"{path}!{member}"
+                            yield label, _decode(archive.read(member), label)
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise AuditInputError(f"{path}: cannot read archive: {exc}") from None
+            continue
+        if not path.exists():
+            raise AuditInputError(f"{path}: no such file or directory")
+        for file in list(_python_files(path)) if path.is_dir() else [path]:
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                raise AuditInputError(f"{file}: cannot read: {exc.strerror}") from None
+            yield str(file), _decode(data, str(file))
+
+
+def audit_session_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    diff_names: Iterable[str] = (),
+    lock_attrs: Iterable[str] = (),
+) -> list[InferredShape]:
+    """The session shape of every provider session class in the paths.
+
+    Classes are looked up across all the files given, so a session whose base
+    class is in another file is read whole when both are given. Only files that
+    mention a diff are parsed (a session class diffs, by definition); ``diff_names``
+    and ``lock_attrs`` name a diff and a session lock whose names say neither.
+    """
+    diff_names = tuple(diff_names)
+    parsed: list[tuple[str, ast.Module]] = []
+    for label, text in _sources(paths):
+        if "diff" not in text and not any(name in text for name in diff_names):
+            continue
+        try:
+            parsed.append((label, ast.parse(text, filename=label)))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue  # the agent-side audit of the same paths reports it, with its line
+    try:
+        return [infer_shape(facts) for facts in find_sessions(parsed, diff_names, lock_attrs)]
+    except RecursionError:
+        raise AuditInputError(f"{parsed[-1][0] if parsed else '?'}: {_TOO_DEEP}") from None
+
+
 def _site_name(place: Place) -> str:
     return f"{place.function}:{place.line}"
 
@@ -802,21 +877,32 @@ def emit_sites(places: Iterable[Place]) -> str:
     Field names and values follow ``model.sites.Site`` (``name``, ``summary``,
     ``request``, ``local_update``, ``source``), plus ``locked``, which the
     model keeps in its variants rather than in the site. Mirror reads push
-    nothing and ``unknown`` requests have no model counterpart: both are left
-    out (``ackguard audit`` still lists them).
+    nothing and are left out. A push of ``unknown`` request kind has no model
+    counterpart, so it is written with ``request: "unknown"`` and a ``note``
+    saying why: the loader reports it as skipped, never drops it unseen and never
+    checks it as a site.
     """
     records: list[dict[str, object]] = []
     for place in places:
-        if place.kind not in SITE_REQUESTS:
+        if not place.is_push:
             continue
-        records.append(
-            {
-                "name": _site_name(place),
-                "summary": f"{place.kind} push in {place.function}",
-                "request": place.kind,
-                "local_update": place.local_update,
-                "locked": place.lock is not None,
-                "source": place.source,
-            }
-        )
+        record: dict[str, object] = {
+            "name": _site_name(place),
+            "summary": f"{place.kind} push in {place.function}",
+            "request": place.kind,
+            "local_update": place.local_update,
+            "locked": place.lock is not None,
+            "source": place.source,
+        }
+        if place.kind == "unknown":
+            record["note"] = UNKNOWN_NOTE
+        records.append(record)
     return json.dumps(records, indent=2)
+
+
+#: The note of a place whose request the audit could not follow.
+UNKNOWN_NOTE = (
+    "the audit could not follow where this push's request comes from (a mirror snapshot, "
+    "the live local context or a caller's copy); set `request` to the one it is, or leave "
+    "the record to be skipped"
+)

@@ -22,6 +22,9 @@ from model import Call, LocalUpdate, RequestSource, Scenario, Site, Variant
 from model.scenarios import validate
 from proofs.errors import SiteFileError
 
+#: The request kind of a place the audit could not follow (kept in the file with a note).
+UNKNOWN = "unknown"
+
 #: The never-played item a local-context push (a cleanup) means to remove.
 NEVER_PLAYED = "asst1"
 
@@ -33,6 +36,16 @@ class SiteSpec:
     sites: tuple[Site, ...]
     locked: frozenset[str]
     path: str
+    #: Records of unknown request kind, by name, with their notes: kept in the file,
+    #: reported as skipped, never checked as sites.
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    def skipped_lines(self) -> list[str]:
+        """One line per skipped record, for the command that loaded the file to print."""
+        return [
+            f"{self.path}: skipped {name} (unknown request kind): {note}"
+            for name, note in self.skipped
+        ]
 
     def variant(self) -> Variant:
         return Variant(
@@ -56,18 +69,26 @@ def load_sites(path: str) -> SiteSpec:
     Nothing is coerced: a string where a boolean belongs (`"locked": "no"`) is an
     error, never read as true, so a hand-edited file cannot pass by accident.
     """
-    records = _read_json(path)
+    records = read_json(path)
     if records == []:
         raise SiteFileError(
             f"{path}: no site records (an audit that found no push writes an empty list); "
             + MAKE_ONE.format(path=path)
         )
-    errors = sorted(_validator().iter_errors(records), key=_error_order)
+    errors = sorted(_validator().iter_errors(records), key=error_order)
     if errors:
-        raise SiteFileError(f"{path}: {_explain(errors[0])} ({SCHEMA_NOTE})")
+        raise SiteFileError(f"{path}: {explain(errors[0])} ({SCHEMA_NOTE})")
     sites: list[Site] = []
     locked: set[str] = set()
+    skipped: list[tuple[str, str]] = []
+    names: set[str] = set()
     for number, record in enumerate(records):
+        if record["name"] in names:
+            raise SiteFileError(f"{path}: $[{number}].name: the name {record['name']!r} is taken")
+        names.add(record["name"])
+        if record["request"] == UNKNOWN:
+            skipped.append((record["name"], record["note"]))
+            continue
         site = Site(
             name=record["name"],
             summary=record.get("summary", ""),
@@ -75,12 +96,15 @@ def load_sites(path: str) -> SiteSpec:
             local_update=LocalUpdate(record["local_update"]),
             source=record.get("source", ""),
         )
-        if site.name in {s.name for s in sites}:
-            raise SiteFileError(f"{path}: $[{number}].name: the name {site.name!r} is taken")
         sites.append(site)
         if record.get("locked", False):
             locked.add(site.name)
-    return SiteSpec(tuple(sites), frozenset(locked), path)
+    if not sites:
+        notes = "; ".join(f"{name}: {note}" for name, note in skipped)
+        raise SiteFileError(
+            f"{path}: no site the model can check, only places of unknown kind ({notes})"
+        )
+    return SiteSpec(tuple(sites), frozenset(locked), path, tuple(skipped))
 
 
 #: Where the schema is, for the messages; `docs/porting.md` points editors at it.
@@ -103,7 +127,8 @@ def _validator() -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _read_json(path: str) -> Any:
+def read_json(path: str) -> Any:
+    """The JSON value of a site or session file, with one-line errors naming it."""
     try:
         with open(path, "rb") as file:
             data = file.read(MAX_BYTES + 1)
@@ -129,13 +154,16 @@ def _read_json(path: str) -> Any:
         raise SiteFileError(f"{path}: JSON nested too deeply; not a site file") from None
 
 
-def _error_order(error: jsonschema.ValidationError) -> tuple[int, ...]:
+def error_order(error: jsonschema.ValidationError) -> tuple[int, ...]:
     """The first record's error first, the outermost of that record's first."""
     return tuple(part if isinstance(part, int) else 0 for part in error.absolute_path)
 
 
-def _explain(error: jsonschema.ValidationError) -> str:
-    """`$[2].locked: expected true or false, got "no"`: the JSON path and what was expected."""
+def explain(
+    error: jsonschema.ValidationError, whole: str = "a non-empty JSON list of site records"
+) -> str:
+    """`$[2].locked: expected true or false, got "no"`: the JSON path and what was expected
+    (`whole`: what the file as a whole must be)."""
     where = error.json_path
     # jsonschema types these as possibly unset; on a validation error they are set
     instance: Any = error.instance
@@ -148,7 +176,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
         words = {"boolean": "true or false", "string": "a string", "object": "an object"}
         wanted = words.get(str(expected), f"a JSON {expected}")
         if where == "$":
-            wanted = "a non-empty JSON list of site records"
+            wanted = whole
         return f"{where}: expected {wanted}, got {got}"
     if kind == "enum":
         return f"{where}: expected a known value, got {got}; choose from: {', '.join(expected)}"

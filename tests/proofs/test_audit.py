@@ -19,6 +19,7 @@ import pytest
 
 from proofs.cli.audit import main
 from proofs.engines.audit import (
+    UNKNOWN_NOTE,
     AuditConfig,
     AuditInputError,
     Place,
@@ -608,6 +609,16 @@ def test_emit_sites(tmp_path: Path) -> None:
             "local_update": "none",
             "locked": False,
             "source": "agent.py:10",
+        },
+        {
+            # kept with a note (main dropped it): the loader reports it as skipped
+            "name": "Activity.unknown:13",
+            "summary": "unknown push in Activity.unknown",
+            "request": "unknown",
+            "local_update": "none",
+            "locked": False,
+            "source": "agent.py:13",
+            "note": UNKNOWN_NOTE,
         },
     ]
     out = tmp_path / "sites.json"

@@ -2,7 +2,8 @@
 
 The sources are made of the audit's own vocabulary (pushes, mirror reads, the
 activity lock, copies, helpers that return a snapshot, nested functions and
-classes), nested to random depths and sometimes broken (cut short, a stray
+classes; and the provider side's: a diff against a mirror, sends, deletes, a
+session lock, ack waits), nested to random depths and sometimes broken (cut short, a stray
 byte, an encoding declaration that lies, a NUL, an expression nested past
 the recursion limit). Whatever the audit finds, it
 exits 0 or 1 with a table, or 2 with one line; never a traceback or exit 3.
@@ -20,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proofs.cli import main
+from proofs.engines.audit_session_shape import FIELDS as SHAPE_FIELDS
+from proofs.engines.audit_session_shape import VALUES as SHAPE_VALUES
 
 FUZZ = settings(
     max_examples=80,
@@ -31,6 +34,7 @@ FUZZ = settings(
 #: far past both (the parser then runs out of memory for it).
 DEPTHS = [1000, 3000, 10_000, 50_000]
 PUSH = "await self._rt_session.update_chat_ctx(ctx)"
+DIFF = "d = compute_chat_ctx_diff(self._chat_ctx, msg)"
 LINES = st.sampled_from(
     [
         "ctx = self._rt_session.chat_ctx.copy()",
@@ -49,6 +53,16 @@ LINES = st.sampled_from(
         "del ctx",
         "lambda: self._rt_session.chat_ctx",
         PUSH,
+        # the provider side's vocabulary: a diff against a mirror, sends, deletes, acks
+        DIFF,
+        "self._chat_ctx = msg",
+        "self._chat_ctx.insert(item)",
+        "self._send_event(d)",
+        "await self._conn.send(d)",
+        "for i in d.to_remove: self._delete_item(i)",
+        "await asyncio.wait_for(fut, 5.0)",
+        "fut.set_result(None)",
+        "self._pending = msg",
     ]
 )
 OPENERS = st.sampled_from(
@@ -62,6 +76,8 @@ OPENERS = st.sampled_from(
         "async def inner():",
         "def helper(self):",
         "with contextlib.suppress(Exception):",
+        "async with self._session_lock:",
+        "if not self._active:",
     ]
 )
 
@@ -138,6 +154,13 @@ def test_generated_sources_get_a_verdict(source: str, capsys: pytest.CaptureFixt
     pushes = PUSH in source or "await session.update_chat_ctx" in source
     if not pushes:
         assert code == 0, source
+    # a session is a class whose coroutine diffs against an attribute of self
+    if DIFF not in source:
+        assert "session class" not in out, source
+    for line in out.splitlines():
+        if line.startswith("  ") and line.split()[0] in SHAPE_FIELDS:
+            value = line.split()[1]
+            assert value == "UNDECIDED" or value in SHAPE_VALUES[line.split()[0]], line
 
 
 @FUZZ

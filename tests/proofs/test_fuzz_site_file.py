@@ -6,7 +6,8 @@ Valid files come from the schema itself (`schema_strategy`, as
 are valid files with one mutation (a value swapped for another JSON value, a
 field added or removed, a record wrapped), kept only where the schema says the
 result is invalid. The budget is fixed (`FUZZ`), so the test command runs them
-all in a bounded time.
+all in a bounded time. Session files (the provider side's) are fuzzed the same
+way: one change to a valid one either loads or is one line.
 """
 
 from __future__ import annotations
@@ -22,14 +23,30 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from proofs.cli import main
+from proofs.engines.audit_session_file import load_session_file, session_file_schema
 from proofs.engines.site_file import load_sites, pair_scenarios, site_file_schema
 from proofs.errors import SiteFileError
 from tests.proofs.schema_strategy import from_schema
 
 SCHEMA = site_file_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+#: The generator knows no `if`/`then`: it draws records without the conditional rule
+#: (an `unknown` request needs a `note`) and `_noted` adds the note where it is needed.
+_ITEMS = {k: v for k, v in SCHEMA["items"].items() if k not in ("if", "then")}
+_GENERATED = {**SCHEMA, "items": _ITEMS}
 #: Small files: a pair of sites is the unit the explorer checks, four make ten pairs.
-SMALL = {**SCHEMA, "maxItems": 4}
+SMALL = {**_GENERATED, "maxItems": 4}
+
+
+def _noted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"note": "not followed", **r} if r["request"] == "unknown" else r for r in records]
+
+
+def _known(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records the loader turns into sites (the rest are skipped with their note)."""
+    return [r for r in records if r["request"] != "unknown"]
+
+
 FUZZ = settings(
     max_examples=60,
     deadline=None,
@@ -53,14 +70,18 @@ def _explore(records: Any, capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 @FUZZ
-@given(records=from_schema(SMALL))
+@given(records=from_schema(SMALL).map(_noted))
 def test_every_file_the_schema_allows_loads_and_explores(
     records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert VALIDATOR.is_valid(records)
     names = [record["name"] for record in records]
     code, out, err = _explore(records, capsys)
     if len(set(names)) < len(names):  # the one rule the schema cannot say
         assert code == 2 and "is taken" in err and err.count("\n") == 1
+        return
+    if not _known(records):  # nothing left to check once the unknown places are skipped
+        assert code == 2 and "only places of unknown kind" in err and err.count("\n") == 1
         return
     assert code in (0, 1), err
     last = out.strip().splitlines()[-1]
@@ -71,8 +92,9 @@ def test_every_file_the_schema_allows_loads_and_explores(
 
 
 @FUZZ
-@given(records=from_schema(SCHEMA))
+@given(records=from_schema(_GENERATED).map(_noted))
 def test_every_file_the_schema_allows_loads(records: list[dict[str, Any]]) -> None:
+    assert VALIDATOR.is_valid(records)
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "sites.json"
         path.write_text(json.dumps(records))
@@ -81,10 +103,18 @@ def test_every_file_the_schema_allows_loads(records: list[dict[str, Any]]) -> No
             with pytest.raises(SiteFileError, match="is taken"):
                 load_sites(str(path))
             return
+        known = _known(records)
+        if not known:
+            with pytest.raises(SiteFileError, match="only places of unknown kind"):
+                load_sites(str(path))
+            return
         spec = load_sites(str(path))
-    assert [site.name for site in spec.sites] == names
-    assert spec.locked == {r["name"] for r in records if r.get("locked", False)}
-    n = len(records)
+    assert [site.name for site in spec.sites] == [r["name"] for r in known]
+    assert [name for name, _ in spec.skipped] == [
+        r["name"] for r in records if r["request"] == "unknown"
+    ]
+    assert spec.locked == {r["name"] for r in known if r.get("locked", False)}
+    n = len(known)
     assert len(pair_scenarios(spec)) == n * (n + 1) // 2
 
 
@@ -108,7 +138,7 @@ def _mutate(records: list[dict[str, Any]], data: st.DataObject) -> Any:
 
 
 @FUZZ
-@given(records=from_schema(SMALL), data=st.data())
+@given(records=from_schema(SMALL).map(_noted), data=st.data())
 def test_every_file_the_schema_refuses_is_one_line_and_exit_2(
     records: list[dict[str, Any]], data: st.DataObject, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -134,3 +164,48 @@ def test_any_bytes_either_load_or_are_one_line_and_exit_2(
     assert code in (0, 1, 2)
     if code == 2:
         assert out == "" and err.count("\n") == 1, err
+
+
+# --------------------------------------------------------------------------
+# session files: what the schema allows loads, anything else is one line
+
+
+def _session_file() -> dict[str, Any]:
+    from proofs.engines.audit import audit_session_paths
+    from proofs.engines.audit_session_file import session_file_data
+
+    root = Path(__file__).resolve().parents[2]
+    (shape,) = audit_session_paths([root / "impl" / "session.py"])
+    return session_file_data(shape)
+
+
+SESSION = _session_file()
+SESSION_VALIDATOR = jsonschema.Draft202012Validator(session_file_schema())
+
+
+@FUZZ
+@given(data=st.data())
+def test_a_changed_session_file_loads_or_is_one_line(data: st.DataObject) -> None:
+    record = json.loads(json.dumps(SESSION))
+    part = data.draw(st.sampled_from(["session", "evidence", "push", None]))
+    target = record if part is None else record[part]
+    how = data.draw(st.sampled_from(["value", "add", "remove"]))
+    if how == "add":
+        target[data.draw(st.text(min_size=1, max_size=8))] = data.draw(JSON)
+    else:
+        key = data.draw(st.sampled_from(sorted(target)))
+        if how == "remove":
+            del target[key]
+        else:
+            target[key] = data.draw(JSON | st.sampled_from(["on-send", "none", "", "awaited"]))
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.json"
+        path.write_text(json.dumps(record))
+        if SESSION_VALIDATOR.is_valid(record):
+            loaded = load_session_file(str(path))
+            assert loaded.session == record["session"]
+            return
+        with pytest.raises(SiteFileError) as caught:
+            load_session_file(str(path))
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(f"{path}: $") and "session-file.schema" in text
