@@ -61,6 +61,11 @@ class SiteFileError(InputError, ValueError):
     """A site file that cannot be read; the message says what to fix."""
 
 
+class SessionFileError(SiteFileError):
+    """A session file (the shape `audit --emit-sites` infers for a provider class) that
+    cannot be read; the message names the file, the JSON path and what was expected."""
+
+
 class AuditInputError(InputError, ValueError):
     """Input the audit cannot use: a path it cannot read or parse, or a config value
     (an attribute name that is not a Python identifier)."""

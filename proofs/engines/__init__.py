@@ -8,7 +8,10 @@
 - `stateful`: the Hypothesis state machine of the model;
 - `conformance`: the harness that drives an implementation in lockstep with the
   model, through an `Adapter` it is given (it imports no concrete adapter);
-- `audit`: the static lock-discipline audit of real source;
+- `audit`: the static lock-discipline audit of real source; with `audit_session`
+  (the facts of a provider session class, walked by `audit_session_walk`),
+  `audit_session_shape` (the shape record inferred from them) and
+  `audit_session_file` (the session file `--emit-sites` writes for a provider);
 - `site_file`: the site records the audit writes and the explorer reads.
 
 The names below are imported on first use, so `import proofs.engines.explore`
@@ -22,7 +25,16 @@ import typing as _typing
 import proofs.lazy as _lazy
 
 if _typing.TYPE_CHECKING:
-    from proofs.engines.audit import AuditConfig, Place, audit_paths, audit_source, emit_sites
+    from proofs.engines.audit import (
+        AuditConfig,
+        Place,
+        audit_paths,
+        audit_session_paths,
+        audit_source,
+        emit_sites,
+    )
+    from proofs.engines.audit_session_file import SessionFile, load_session_file
+    from proofs.engines.audit_session_shape import InferredShape, infer_shape
     from proofs.engines.explore import Exploration, Finding
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
     from proofs.engines.stateful import model_machine
@@ -35,6 +47,11 @@ _WHERE = {
     "audit_paths": "proofs.engines.audit",
     "audit_source": "proofs.engines.audit",
     "emit_sites": "proofs.engines.audit",
+    "audit_session_paths": "proofs.engines.audit",
+    "SessionFile": "proofs.engines.audit_session_file",
+    "load_session_file": "proofs.engines.audit_session_file",
+    "InferredShape": "proofs.engines.audit_session_shape",
+    "infer_shape": "proofs.engines.audit_session_shape",
     "Exploration": "proofs.engines.explore",
     "Finding": "proofs.engines.explore",
     "CellResult": "proofs.engines.sweep",
@@ -53,14 +70,19 @@ __all__ = [
     "CellResult",
     "Exploration",
     "Finding",
+    "InferredShape",
     "MixResult",
     "Place",
+    "SessionFile",
     "SiteSpec",
     "Step",
     "Trace",
     "audit_paths",
+    "audit_session_paths",
     "audit_source",
     "emit_sites",
+    "infer_shape",
+    "load_session_file",
     "load_sites",
     "model_machine",
     "pair_scenarios",

@@ -22,7 +22,7 @@ from attrs import frozen
 from proofs.engines.audit_session import Event
 from proofs.engines.audit_session_shape import FIELDS, InferredShape
 from proofs.engines.site_file import error_order, explain, read_json
-from proofs.errors import SiteFileError
+from proofs.errors import SessionFileError
 
 __all__ = [
     "SCHEMA_NOTE",
@@ -113,11 +113,11 @@ def _validator() -> jsonschema.protocols.Validator:
 
 def load_session_file(path: str) -> SessionFile:
     """The session file at `path`, checked against its schema; one-line errors
-    (`SiteFileError`) name the file, the JSON path and what was expected."""
+    (`SessionFileError`) name the file, the JSON path and what was expected."""
     data = read_json(path)
     errors = sorted(_validator().iter_errors(data), key=error_order)
     if errors:
-        raise SiteFileError(
+        raise SessionFileError(
             f"{path}: {explain(errors[0], 'a session file object')} ({SCHEMA_NOTE})"
         )
     return SessionFile(

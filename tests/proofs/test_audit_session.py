@@ -21,7 +21,7 @@ from proofs.engines.audit import AuditConfig, audit_paths, audit_session_paths, 
 from proofs.engines.audit_session import find_sessions
 from proofs.engines.audit_session_file import load_session_file
 from proofs.engines.audit_session_shape import InferredShape, infer_shape
-from proofs.errors import SiteFileError
+from proofs.errors import SessionFileError, SiteFileError
 
 
 def _package_dir(name: str) -> Path:
@@ -383,7 +383,7 @@ def test_a_bad_session_file_is_one_line_naming_file_path_and_expectation(
     edit(data)  # type: ignore[operator]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(SiteFileError) as caught:
+    with pytest.raises(SessionFileError) as caught:
         load_session_file(str(path))
     text = str(caught.value)
     assert "\n" not in text and text.startswith(f"{path}: ") and message in text

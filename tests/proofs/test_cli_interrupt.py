@@ -111,7 +111,7 @@ def test_explore_prints_what_it_explored_marked_incomplete(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "argv",
-    [["demo", "--turns", "100000"], ["conform", "--environment", "all", "--hypothesis", "5000"]],
+    [["demo", "--turns", "1000"], ["conform", "--environment", "all", "--hypothesis", "5000"]],
 )
 def test_other_commands_stop_and_say_so(argv: list[str]) -> None:
     code, _, err = _interrupt(argv, ready=None, wait=2.5)

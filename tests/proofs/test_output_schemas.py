@@ -50,7 +50,7 @@ from tests.conformance.mutants import MUTANTS
 
 COMMON = "output-common"
 COMMANDS = ("verify", "explore", "conform", "audit", "demo", "livekit")
-SCHEMA_NAMES = (*(f"{command}-output" for command in COMMANDS), COMMON, "site-file")
+SCHEMA_NAMES = (*(f"{command}-output" for command in COMMANDS), COMMON, "site-file", "session-file")
 
 #: Fields a producer writes only sometimes: with `--mermaid`; on a livekit replay.
 OPTIONAL = frozenset({"mermaid", "source"})
