@@ -120,8 +120,11 @@ def check_scenario(
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     seen: set[tuple[str, ...]] = set()
-    for source in dict.fromkeys((release.variant, WEAKEST)):
-        exploration = explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+    explorations = {
+        source: explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+        for source in dict.fromkeys((release.variant, WEAKEST))
+    }
+    for source, exploration in explorations.items():
         for finding in exploration.findings:
             if finding.trace is None:
                 continue
@@ -139,10 +142,34 @@ def check_scenario(
             outcomes.append(outcome)
             swept.append(_outcome_json(outcome))
     real = frozenset(i for outcome in outcomes for i in outcome.broken)
+    # the expectation is the explorer's verdict on this very scenario, never a
+    # lookup by name: a scenario outside the catalog is judged as one inside it
+    expected = explorations[release.variant]
     model = frozenset(
-        i
-        for i in Invariant
-        if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+        finding.invariant
+        for finding in expected.findings
+        if finding.verdict is Verdict.COUNTEREXAMPLE
+    )
+    model_items = {
+        finding.invariant.value: finding.violation.item
+        for finding in expected.findings
+        if finding.violation is not None
+    }
+    real_items = {
+        invariant.value: sorted(
+            {o.violations[invariant].item for o in outcomes if invariant in o.violations}
+        )
+        for invariant in sorted(real, key=lambda i: i.value)
+    }
+    catalog = {s.name: s for s in SCENARIOS}.get(scenario.name)
+    catalog_broken = (
+        None
+        if catalog is None or catalog != scenario
+        else _labels(
+            i
+            for i in Invariant
+            if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+        )
     )
     shortest: list[str] | None = None
     for outcome in outcomes:
@@ -160,7 +187,11 @@ def check_scenario(
         ],
         "applicable": applicable,
         "model_broken": _labels(model),
+        "expectation": "explorer",
+        "catalog_broken": catalog_broken,
+        "model_items": model_items,
         "real_broken": _labels(real),
+        "real_items": real_items,
         "matches": (real == model) if applicable else None,
         "lost": sorted({item for outcome in outcomes for item in outcome.lost}),
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
