@@ -27,7 +27,8 @@ is on the conversation from here), for a message `response.content_part.added`
 and `response.output_text.delta`/`.done`, for a function call
 `response.function_call_arguments.delta`/`.done`, then
 `response.output_item.done`, and `response.done`. A response scripted as held
-stays open after its outputs are added (text held back, no `.done`) until
+stays open after its outputs are added (a message's text held back, a
+function call complete; no `response.done`) until
 `finish_response` or the client's `response.cancel` (then `response.done` with
 status `cancelled`).
 
@@ -93,11 +94,14 @@ class Response:
     """A scripted answer to one `response.create`.
 
     `held`: the response stays open once its outputs are added (a message's text
-    is never streamed), until `finish_response` or the client's cancel.
+    is never streamed; a call is complete), until `finish_response` or the
+    client's cancel.
     """
 
     outputs: tuple[Output, ...] = ()
     held: bool = False
+    #: The harness's own name for it, kept with the response id it got (`started`).
+    tag: str | None = None
 
 
 def is_item_op(event: JSON) -> bool:
@@ -151,6 +155,8 @@ class GatedConnection(_Connection):
         self.written_log: list[JSON] = []
         self._ids = itertools.count(1)
         self._open: _Open | None = None
+        #: Each response started, by response id: its script (None: started unasked).
+        self.started: dict[str, Response | None] = {}
         self._handling: str | None = None
         self._received = asyncio.Event()
 
@@ -238,16 +244,18 @@ class GatedConnection(_Connection):
     def _respond(self, request: JSON) -> None:
         script = self.responses.popleft() if self.responses else Response()
         metadata = (request.get("response") or {}).get("metadata")
-        self._start(metadata)
+        self._start(metadata, script)
         for output in script.outputs:
-            self._add_output(output, stream=not script.held)
+            # a held response's calls complete (the tool runs); its messages' text waits
+            self._add_output(output, stream=not script.held or isinstance(output, Call))
         if not script.held:
             self.finish_response()
 
-    def _start(self, metadata: object) -> None:
+    def _start(self, metadata: object, script: Response | None = None) -> None:
         if self._open is not None:
             self.finish_response("cancelled")
         response_id = f"resp_{next(self._ids)}"
+        self.started[response_id] = script
         self._open = _Open(response_id)
         self.emit(
             {

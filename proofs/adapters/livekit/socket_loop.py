@@ -50,6 +50,9 @@ class SocketLoop(asyncio.SelectorEventLoop):
         self._busy = False
         self._owners: dict[asyncio.TimerHandle, tuple[object, float]] = {}
         self._failures: list[dict[str, Any]] = []
+        #: Called each time the loop is blocked; True: it released something, go on
+        #: (the adapter lets session traffic through the gate this way).
+        self.on_blocked: Callable[[], bool] | None = None
         base: Any = self
         selector = base._selector
         select = selector.select
@@ -147,7 +150,9 @@ class SocketLoop(asyncio.SelectorEventLoop):
                     raise LoopError("the loop did not settle (a busy task?)")
                 if self._iterate(0.0):
                     continue
-                if not self._iterate(SETTLE):
+                if self._iterate(SETTLE):
+                    continue
+                if self.on_blocked is None or not self.on_blocked():
                     break
         self._owners = {h: o for h, o in self._owners.items() if not h.cancelled()}
         self._raise_failures()
