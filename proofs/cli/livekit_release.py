@@ -12,7 +12,7 @@ import json
 import sys
 
 from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
-from proofs.adapters.livekit.check import check_release
+from proofs.adapters.livekit.check import PROVIDERS, check_release
 from proofs.report.livekit import render
 
 
@@ -22,6 +22,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", action="append", metavar="S", help="repeatable")
     parser.add_argument("--no-sweep", action="store_true", help="replay counterexamples only")
     parser.add_argument("--with", dest="options", action="append", default=[], metavar="OPTION")
+    parser.add_argument("--provider", choices=PROVIDERS, default="standin")
+    parser.add_argument(
+        "--pairs",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="the audited pairs of push places (auto: with the whole catalog)",
+    )
     args = parser.parse_args(argv)
     names = args.scenario or [scenario.name for scenario in SCENARIOS]
     unknown = [name for name in names if name not in SCENARIOS_BY_NAME]
@@ -31,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         [SCENARIOS_BY_NAME[n] for n in names],
         sweep=not args.no_sweep,
         options=tuple(args.options),
+        provider=args.provider,
+        pairs=None if args.pairs == "auto" else args.pairs == "yes",
     )
     if args.json:
         json.dump(report, sys.stdout, indent=1)

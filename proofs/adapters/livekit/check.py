@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,25 @@ from proofs.adapters.livekit.releases import (
 from proofs.adapters.livekit.replay import Outcome, run, sequences
 from proofs.engines.audit import SITE_REQUESTS, audit_source
 from proofs.engines.explore import explore
-from proofs.errors import ReleaseUnavailable
+from proofs.errors import ReleaseUnavailable, UnsupportedConfig
+
+#: The realtime models a release can run over: ackguard's stand-in (in-process,
+#: no socket) or the release's own OpenAI plugin over the gated websocket.
+PROVIDERS = ("standin", "plugin")
+
+Runner = Callable[[Config, Iterable[Any]], Outcome]
+
+
+def runner(provider: str) -> Runner:
+    """How one interleaving is run over `provider` (see `PROVIDERS`)."""
+    if provider == "standin":
+        return run
+    if provider == "plugin":
+        from proofs.adapters.livekit.plugin import run_plugin
+
+        return run_plugin
+    raise ValueError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDERS)}")
+
 
 #: The variant whose counterexamples every release is also tried on.
 WEAKEST = "unlocked"
@@ -112,7 +130,11 @@ def check_scenario(
     *,
     sweep: bool = True,
     options: tuple[str, ...] = (),
+    provider: str = "standin",
 ) -> dict[str, Any]:
+    """One scenario: the model's counterexamples and (`sweep`) every interleaving the
+    model allows, run over `provider`; the real outcome beside the explorer's verdict."""
+    go = runner(provider)
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
     config = Config(variant, scenario, environment)
@@ -132,13 +154,13 @@ def check_scenario(
             if key in seen:
                 continue
             seen.add(key)
-            outcome = run(config, finding.trace.moves)
+            outcome = go(config, finding.trace.moves)
             outcomes.append(outcome)
             replays.append(_outcome_json(outcome, f"{source} {finding.invariant.value}"))
     swept: list[dict[str, Any]] = []
     if sweep:
         for moves in sequences(config):
-            outcome = run(config, moves)
+            outcome = go(config, moves)
             outcomes.append(outcome)
             swept.append(_outcome_json(outcome))
     real = frozenset(i for outcome in outcomes for i in outcome.broken)
@@ -210,11 +232,12 @@ def check_scenario(
     }
 
 
-def check_path(release: Release, scenario: Scenario) -> dict[str, Any]:
+def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:
     """One site alone, through the public API: the line it pushes from, and whether
     it steps with the model (a lone push races nobody, so nothing may break)."""
     config = Config(VARIANTS_BY_NAME[release.variant], scenario, scenario.environment)
-    outcomes = [run(config, moves) for moves in sequences(config)]
+    go = runner(provider)
+    outcomes = [go(config, moves) for moves in sequences(config)]
     call = scenario.calls[0]
     return {
         "scenario": scenario.name,
@@ -271,6 +294,8 @@ def check_release(
     *,
     sweep: bool = True,
     options: tuple[str, ...] = (),
+    provider: str = "standin",
+    pairs: bool | None = None,
 ) -> dict[str, Any]:
     """The report of the installed release (see the module docstring)."""
     version = installed_version()
@@ -280,7 +305,7 @@ def check_release(
         raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
     release = RELEASES_BY_VERSION[version]
     with _quiet():
-        return _check_release(release, scenarios, sweep, options)
+        return _check_release(release, scenarios, sweep, options, provider, pairs)
 
 
 @contextlib.contextmanager
@@ -298,29 +323,85 @@ def _quiet() -> Iterator[None]:
 
 
 def _check_release(
-    release: Release, scenarios: Iterable[Scenario], sweep: bool, options: tuple[str, ...]
+    release: Release,
+    scenarios: Iterable[Scenario],
+    sweep: bool,
+    options: tuple[str, ...],
+    provider: str,
+    pairs: bool | None,
 ) -> dict[str, Any]:
     version = release.version
     started = time.perf_counter()
     scenarios = list(scenarios)
     full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
     checked = [
-        check_scenario(release, scenario, sweep=sweep, options=options) for scenario in scenarios
+        _guarded(release, scenario, sweep=sweep, options=options, provider=provider)
+        for scenario in scenarios
     ]
-    paths = [check_path(release, scenario) for scenario in PATHS] if full else []
-    places = coverage(checked + paths)
+    paths = [check_path(release, scenario, provider) for scenario in PATHS] if full else []
+    audited: list[dict[str, Any]] = []
+    if pairs if pairs is not None else full:
+        from proofs.adapters.livekit.pairs import audited_pairs
+
+        for scenario in audited_pairs(release, paths or _lone_paths(release, provider)):
+            audited.append(
+                _guarded(release, scenario, sweep=sweep, options=options, provider=provider)
+            )
+    places = coverage(checked + paths + audited)
     return {
         "release": version,
         "variant": release.variant,
         "summary": release.summary,
+        "provider": provider,
         "options": list(options),
         "scenarios": checked,
         "paths": paths,
+        "pairs": audited,
         "coverage": places,
         "complete": full,
         "uncovered": [f"{p['function']}:{p['line']}" for p in places if not p["scenarios"]],
-        "as_expected": all(s["matches"] in (True, None) for s in checked)
+        "as_expected": all(s["matches"] in (True, None) for s in checked + audited)
+        and not any(s.get("unsupported") for s in checked + audited)
         and all(_path_as_expected(p) for p in paths)
         and (not full or all(p["scenarios"] for p in places)),
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def _lone_paths(release: Release, provider: str) -> list[dict[str, Any]]:
+    return [check_path(release, scenario, provider) for scenario in PATHS]
+
+
+def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, Any]:
+    """`check_scenario`, or a row that says why the provider cannot drive it."""
+    try:
+        return check_scenario(release, scenario, **kwargs)
+    except UnsupportedConfig as error:
+        return {
+            "scenario": scenario.name,
+            "summary": scenario.summary,
+            "environment": scenario.environment.name,
+            "calls": [
+                {"task": index, "site": call.site, "drive": "not driven"}
+                for index, call in enumerate(scenario.calls)
+            ],
+            "applicable": False,
+            "unsupported": str(error),
+            "model_broken": [],
+            "expectation": "explorer",
+            "catalog_broken": None,
+            "model_items": {},
+            "real_broken": [],
+            "real_items": {},
+            "matches": None,
+            "lost": [],
+            "recreated": [],
+            "shortest": None,
+            "sequences": 0,
+            "stepped_with_model": 0,
+            "replays": [],
+            "sweep": [],
+            "errors": [],
+            "background_losses": [],
+            "push_lines": [],
+        }
