@@ -5,9 +5,10 @@ stimulus among those the model allows in the state the run is in, gives it to
 the real code, and goes on until the model has nothing more to give; then
 everything in flight is delivered. The property is that the verdicts agree:
 the invariants the real code broke are exactly those the model broke along the
-same stimuli (the model's states are checked with `model.invariants.check`).
-A run where the real code leaves the model (a known, documented departure)
-cannot be compared step by step; it is counted, not failed.
+same stimuli (the model's states are checked with `model.invariants.check`),
+and the real code never leaves the model (its state after each stimulus is one
+the model reaches). Both are failures; since the abstraction compares the whole
+state after every step, a wrong verdict shows as leaving the model first.
 
 A failure is shrunk by Hypothesis to a shortest sequence and reported as a
 replay string (`call T0; call T1; server-apply T0 out1; ...`, the steps form
@@ -31,13 +32,17 @@ __all__ = ["hypothesis_check", "replay"]
 
 
 class Disagreement(AssertionError):
-    """The real code's verdict differs from the model's along one run."""
+    """The real code's verdict differs from the model's along one run, or it left the model."""
 
-    def __init__(self, replay: str, real: list[str], model: list[str]) -> None:
-        super().__init__(f"real code broke {real}, the model {model}, along: {replay}")
+    def __init__(
+        self, replay: str, real: list[str], model: list[str], divergence: str | None
+    ) -> None:
+        what = f"left the model {divergence}" if divergence else f"broke {real}, the model {model}"
+        super().__init__(f"the real code {what}, along: {replay}")
         self.replay = replay
         self.real = real
         self.model = model
+        self.divergence = divergence
 
 
 def _one_run(config: Config, draw: Any, tally: dict[str, int]) -> None:
@@ -65,15 +70,15 @@ def _one_run(config: Config, draw: Any, tally: dict[str, int]) -> None:
     finally:
         session.close()
     tally["runs"] += 1
+    real = set(session.violations)
     if session.divergence is not None:
         tally["left the model"] += 1
-        return
-    real = set(session.violations)
-    if real != model_broken:
+    if session.divergence is not None or real != model_broken:
         raise Disagreement(
             format_steps(single_steps(moves)),
             sorted(i.value for i in real),
             sorted(i.value for i in model_broken),
+            session.divergence,
         )
 
 
@@ -101,7 +106,7 @@ def hypothesis_check(config: Config, *, examples: int = 20) -> dict[str, Any]:
 
     with contextlib.suppress(Disagreement):
         prop()  # the shortest disagreement Hypothesis shrank to is in `found`
-    shortest = min(found, key=lambda e: len(e.replay)) if found else None
+    shortest = min(found, key=lambda e: len(e.replay.split(";"))) if found else None
     return {
         "scenario": config.scenario.name,
         "variant": config.variant.name,
@@ -112,6 +117,7 @@ def hypothesis_check(config: Config, *, examples: int = 20) -> dict[str, Any]:
         "replay": None if shortest is None else shortest.replay,
         "real_broken": None if shortest is None else shortest.real,
         "model_broken": None if shortest is None else shortest.model,
+        "divergence": None if shortest is None else shortest.divergence,
     }
 
 

@@ -386,12 +386,22 @@ class PluginAdapter(LivekitAdapter):
         ]
 
     def close(self) -> None:
+        """Close the session (its websocket with it), then the model, then the server."""
         if self._closed:
             return
-        super().close()
+        self._closed = True
+        logging.getLogger("livekit").removeHandler(self._errors)
+        for gate in self.gates.values():
+            if not gate.done():
+                gate.cancel()
         self.loop.on_blocked = None
-        self._start(self.model.aclose())
-        self._start(self.gated.aclose())
+
+        async def closing() -> None:
+            await self.session.aclose()
+            await self.model.aclose()
+            await self.gated.aclose()
+
+        self._start(closing())
 
 
 _INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
@@ -400,12 +410,12 @@ _INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
 class PluginFollow(Follow[PluginAdapter]):
     """The engines' `Follow`, on a `SocketLoop` instead of the conformance loop."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, build: type[PluginAdapter] | None = None) -> None:
         self.config = config
         self.loop: SocketLoop = new_socket_loop()  # type: ignore[assignment]
         try:
             with self.loop.running():
-                self.adapter = PluginAdapter(config)
+                self.adapter = (build or PluginAdapter)(config)
         except BaseException:
             shutdown(self.loop)  # type: ignore[arg-type]
             self.loop.close()
@@ -432,9 +442,17 @@ def plugin_adapter(config: Config) -> PluginAdapter:
     return PluginAdapter(config)
 
 
-def run_plugin(config: Config, stimuli: Iterable[Move], *, drain: bool = True) -> Outcome:
-    """Give the real plugin `stimuli` (internal moves are skipped), then drain."""
-    session = PluginFollow(config)
+def run_plugin(
+    config: Config,
+    stimuli: Iterable[Move],
+    *,
+    drain: bool = True,
+    build: type[PluginAdapter] | None = None,
+) -> Outcome:
+    """Give the real plugin `stimuli` (internal moves are skipped), then drain.
+
+    `build` is the adapter class (a test passes a mutant of it)."""
+    session = PluginFollow(config, build)
     stuck: str | None = None
     try:
         for move in stimuli:
