@@ -11,7 +11,8 @@ from tests.livekit.conftest import _installed, _unavailable
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    from proofs.adapters.livekit.releases import ReleaseUnavailable, run_release
+    from proofs.adapters.livekit.releases import run_release
+    from proofs.errors import ReleaseUnavailable
 
     _installed()
     args = ["--provider", "plugin", "--no-sweep", "--pairs", "no"]
