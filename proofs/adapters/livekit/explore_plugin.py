@@ -17,9 +17,9 @@ of `proofs.engines.conformance.steps`), which `replay` runs again exactly.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
+from attrs import frozen
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -31,18 +31,25 @@ from proofs.engines.conformance.steps import format_steps, parse_steps, single_s
 __all__ = ["hypothesis_check", "replay"]
 
 
-class Disagreement(AssertionError):
-    """The real code's verdict differs from the model's along one run, or it left the model."""
+@frozen
+class Disagreement:
+    """The real code's verdict differs from the model's along one run, or it left the model.
 
-    def __init__(
-        self, replay: str, real: list[str], model: list[str], divergence: str | None
-    ) -> None:
-        what = f"left the model {divergence}" if divergence else f"broke {real}, the model {model}"
-        super().__init__(f"the real code {what}, along: {replay}")
-        self.replay = replay
-        self.real = real
-        self.model = model
-        self.divergence = divergence
+    Raised inside an `AssertionError` (Hypothesis shrinks on it), never on its own.
+    """
+
+    replay: str
+    real: list[str]
+    model: list[str]
+    divergence: str | None
+
+    def __str__(self) -> str:
+        what = (
+            f"left the model {self.divergence}"
+            if self.divergence
+            else f"broke {self.real}, the model {self.model}"
+        )
+        return f"the real code {what}, along: {self.replay}"
 
 
 def _one_run(config: Config, draw: Any, tally: dict[str, int]) -> None:
@@ -74,11 +81,13 @@ def _one_run(config: Config, draw: Any, tally: dict[str, int]) -> None:
     if session.divergence is not None:
         tally["left the model"] += 1
     if session.divergence is not None or real != model_broken:
-        raise Disagreement(
-            format_steps(single_steps(moves)),
-            sorted(i.value for i in real),
-            sorted(i.value for i in model_broken),
-            session.divergence,
+        raise AssertionError(
+            Disagreement(
+                format_steps(single_steps(moves)),
+                sorted(i.value for i in real),
+                sorted(i.value for i in model_broken),
+                session.divergence,
+            )
         )
 
 
@@ -100,12 +109,18 @@ def hypothesis_check(config: Config, *, examples: int = 20) -> dict[str, Any]:
     def prop(data: st.DataObject) -> None:
         try:
             _one_run(config, data.draw, tally)
-        except Disagreement as error:
-            found.append(error)
+        except AssertionError as error:
+            if error.args and isinstance(error.args[0], Disagreement):
+                found.append(error.args[0])
             raise
 
-    with contextlib.suppress(Disagreement):
-        prop()  # the shortest disagreement Hypothesis shrank to is in `found`
+    try:
+        prop()
+    except AssertionError as error:
+        # the shortest disagreement Hypothesis shrank to is in `found`; any other
+        # assertion is the harness's own and goes on up
+        if not (error.args and isinstance(error.args[0], Disagreement)):
+            raise
     shortest = min(found, key=lambda e: len(e.replay.split(";"))) if found else None
     return {
         "scenario": config.scenario.name,
