@@ -377,20 +377,28 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
     try:
         return check_scenario(release, scenario, **kwargs)
     except UnsupportedConfig as error:
+        options = kwargs.get("options", ())
+        environment = with_options(scenario.environment, options)
+        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        findings = explore(config).findings
         return {
             "scenario": scenario.name,
             "summary": scenario.summary,
-            "environment": scenario.environment.name,
+            "environment": environment.name,
             "calls": [
                 {"task": index, "site": call.site, "drive": "not driven"}
                 for index, call in enumerate(scenario.calls)
             ],
             "applicable": False,
             "unsupported": str(error),
-            "model_broken": [],
+            "model_broken": _labels(
+                f.invariant for f in findings if f.verdict is Verdict.COUNTEREXAMPLE
+            ),
             "expectation": "explorer",
             "catalog_broken": None,
-            "model_items": {},
+            "model_items": {
+                f.invariant.value: f.violation.item for f in findings if f.violation is not None
+            },
             "real_broken": [],
             "real_items": {},
             "matches": None,

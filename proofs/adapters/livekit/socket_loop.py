@@ -88,6 +88,11 @@ class SocketLoop(asyncio.SelectorEventLoop):
         """Move virtual time on; timers due by then run at the next iteration."""
         self._now += seconds
 
+    def next_timer(self) -> float | None:
+        """When the earliest live timer is due (virtual time), or None."""
+        live = [h.when() for h in self._internals()._scheduled if not h.cancelled()]
+        return min(live) if live else None
+
     def armed(self, owner: object) -> list[float]:
         """The delays of the live timers `owner` armed."""
         return [
