@@ -103,3 +103,16 @@ def test_hypothesis_agrees_and_a_wrong_model_is_caught_with_a_replay(plugin: Any
     assert len(caught["replay"].split(";")) <= 3  # shrunk: the lock shows at the second call
     again = replay(wrong, caught["replay"])
     assert again["divergence"] == caught["divergence"]
+
+
+def test_the_command_line_runs_the_plugin(plugin: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from proofs.cli import main
+
+    argv = ["livekit", "--release", "1.8.9", "--scenario", "overlapping-push", "--no-sweep"]
+    assert main([*argv, "--provider", "plugin", "--pairs", "no", "--json"]) == 0
+    (release,) = json.loads(capsys.readouterr().out)["releases"]
+    assert release["provider"] == "plugin" and release["pairs"] == []
+    (row,) = release["scenarios"]
+    assert row["matches"] is True and row["expectation"] == "explorer"
