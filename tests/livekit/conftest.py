@@ -18,10 +18,10 @@ import pytest
 from proofs.adapters.livekit.releases import (
     RELEASES,
     RELEASES_BY_VERSION,
-    ReleaseUnavailable,
     installed_version,
     run_release,
 )
+from proofs.errors import ReleaseUnavailable
 
 INSTALL = "pip install -e '.[test,livekit]'"
 VERSIONS = [release.version for release in RELEASES]
