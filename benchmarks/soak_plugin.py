@@ -155,8 +155,8 @@ class Round:
                         self.dropped += 1
                         loop.create_task(conn.drop())
                     elif what == "apply":
-                        head = conn.to_server[0]
-                        if self.fault == "rejections" and _item_op(head) and self.rng.random() < 0.1:
+                        rejects = self.fault == "rejections" and _item_op(conn.to_server[0])
+                        if rejects and self.rng.random() < 0.1:
                             conn.reject_next()
                         else:
                             conn.apply_next()
