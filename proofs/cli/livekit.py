@@ -82,6 +82,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="auto",
         help="also every pair of push places the audit finds (auto: with the whole catalog)",
     )
+    parser.add_argument(
+        "--hypothesis",
+        type=int,
+        default=0,
+        metavar="N",
+        help=(
+            "with --provider plugin: N Hypothesis examples per scenario too, each failure "
+            "shrunk to a replay string (reported beside the verdicts, not in the exit status)"
+        ),
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="STEPS",
+        help=(
+            "with --provider plugin, one --release and one --scenario: run one replay string "
+            "(as --hypothesis prints it) over the plugin again"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
@@ -93,6 +111,7 @@ def _report(
     options: list[str],
     provider: str = "standin",
     pairs: str = "auto",
+    hypothesis: int = 0,
 ) -> dict[str, Any]:
     if installed_version() == version:
         from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
@@ -105,9 +124,10 @@ def _report(
             options=tuple(options),
             provider=provider,
             pairs=None if pairs == "auto" else pairs == "yes",
+            hypothesis=hypothesis,
         )
     args: list[str] = [] if sweep else ["--no-sweep"]
-    args += ["--provider", provider, "--pairs", pairs]
+    args += ["--provider", provider, "--pairs", pairs, "--hypothesis", str(hypothesis)]
     for name in scenarios or ():
         args += ["--scenario", name]
     for option in options:
@@ -131,10 +151,29 @@ def run(args: argparse.Namespace) -> int:
             "livekit-agents is not installed; install the extra from your ackguard clone "
             "with: pip install -e '.[livekit]'"
         )
+    if args.hypothesis and args.provider != "plugin":
+        raise UsageError("--hypothesis runs over the real plugin: add --provider plugin")
     versions = args.release or list(RELEASES_BY_VERSION)
+    if args.replay is not None:
+        if args.provider != "plugin" or len(versions) != 1 or len(args.scenario or ()) != 1:
+            raise UsageError("--replay needs --provider plugin, one --release and one --scenario")
+        replayed = run_release(
+            versions[0], ["--scenario", args.scenario[0], "--replay", args.replay]
+        )
+        json.dump(replayed, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
     # a release unavailable here (ReleaseUnavailable) is one line and status 2, by main
     reports = [
-        _report(version, args.scenario, not args.no_sweep, args.options, args.provider, args.pairs)
+        _report(
+            version,
+            args.scenario,
+            not args.no_sweep,
+            args.options,
+            args.provider,
+            args.pairs,
+            args.hypothesis,
+        )
         for version in dict.fromkeys(versions)
     ]
     if args.json:

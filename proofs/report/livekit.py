@@ -76,6 +76,21 @@ def render(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {s['scenario']}: error: {error}")
         for item in s["background_losses"]:
             lines.append(f"  {s['scenario']}: a push deleted the acknowledged {item} (set-up item)")
+    for h in report.get("hypothesis", []):
+        if h.get("unsupported"):
+            lines.append(f"  hypothesis, {h['scenario']}: not driven: {h['unsupported']}")
+        elif h["agrees"]:
+            lines.append(f"  hypothesis, {h['scenario']}: {h['runs']} runs, all with the model")
+        else:
+            first = (h["divergence"] or "").splitlines()[:1]
+            lines.append(
+                f"  hypothesis, {h['scenario']}: disagrees; replay: {h['replay']}"
+                + (
+                    f" ({first[0]})"
+                    if first
+                    else f" (real {h['real_broken']}, model {h['model_broken']})"
+                )
+            )
     if report["paths"]:
         lines.append("  each site alone:")
     for p in report["paths"]:

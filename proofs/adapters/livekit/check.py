@@ -215,6 +215,12 @@ def check_scenario(
         "real_broken": _labels(real),
         "real_items": real_items,
         "matches": (real == model) if applicable else None,
+        # the item the model's shortest counterexample loses is one the real code lost
+        "same_items": all(
+            item in real_items.get(invariant, []) for invariant, item in model_items.items()
+        )
+        if applicable and real == model
+        else None,
         "lost": sorted({item for outcome in outcomes for item in outcome.lost}),
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
@@ -296,16 +302,41 @@ def check_release(
     options: tuple[str, ...] = (),
     provider: str = "standin",
     pairs: bool | None = None,
+    hypothesis: int = 0,
 ) -> dict[str, Any]:
-    """The report of the installed release (see the module docstring)."""
+    """The report of the installed release (see the module docstring).
+
+    `hypothesis` > 0 (plugin only): that many Hypothesis examples per scenario
+    too, reported beside the verdicts (`explore_plugin`), not in `as_expected`."""
     version = installed_version()
     if version is None:
         raise ReleaseUnavailable("livekit-agents is not installed: pip install -e '.[livekit]'")
     if version not in RELEASES_BY_VERSION:
         raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
     release = RELEASES_BY_VERSION[version]
+    scenarios = list(scenarios)
     with _quiet():
-        return _check_release(release, scenarios, sweep, options, provider, pairs)
+        report = _check_release(release, scenarios, sweep, options, provider, pairs)
+        if hypothesis:
+            report["hypothesis"] = hypothesis_rows(release, scenarios, options, hypothesis)
+        return report
+
+
+def hypothesis_rows(
+    release: Release, scenarios: Iterable[Scenario], options: tuple[str, ...], examples: int
+) -> list[dict[str, Any]]:
+    """Hypothesis over the plugin for each scenario it can drive (`explore_plugin`)."""
+    from proofs.adapters.livekit.explore_plugin import hypothesis_check
+
+    rows = []
+    for scenario in scenarios:
+        environment = with_options(scenario.environment, options)
+        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        try:
+            rows.append(hypothesis_check(config, examples=examples))
+        except UnsupportedConfig as error:
+            rows.append({"scenario": scenario.name, "unsupported": str(error)})
+    return rows
 
 
 @contextlib.contextmanager
@@ -402,6 +433,7 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
             "real_broken": [],
             "real_items": {},
             "matches": None,
+            "same_items": None,
             "lost": [],
             "recreated": [],
             "shortest": None,
