@@ -34,12 +34,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from livekit.agents import llm
-
 from impl.gated_server import Call, GatedConnection, GatedServer, Message, Response, is_item_op
 from model import INTERNAL_MOVES, Config, EventKind, Move, OpKind
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
+from proofs.adapters.livekit.probe import HolderLock
 from proofs.adapters.livekit.replay import Outcome, _outcome
 from proofs.adapters.livekit.socket_loop import SocketLoop, new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
@@ -49,6 +48,9 @@ from proofs.errors import SetupError, UnsupportedConfig
 __all__ = ["PluginAdapter", "PluginFollow", "plugin_adapter", "run_plugin"]
 
 log = logging.getLogger("ackguard.livekit.plugin")
+
+#: The sites whose generation is interrupted (a scenario may have one of them here).
+_INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
 
 #: The ack wait of the OpenAI session's update_chat_ctx, in seconds (the release's own).
 ACK_TIMEOUT = 5.0
@@ -96,8 +98,6 @@ class PluginAdapter(LivekitAdapter):
         self.rt.probe = self.tracker
         if hasattr(activity, "_rt_chat_ctx_lock"):
             assert not activity._rt_chat_ctx_lock.locked()
-            from proofs.adapters.livekit.probe import HolderLock
-
             activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
         for index, call in enumerate(scenario.calls):
             with self.loop.running():
@@ -404,9 +404,6 @@ class PluginAdapter(LivekitAdapter):
         self._start(closing())
 
 
-_INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
-
-
 class PluginFollow(Follow[PluginAdapter]):
     """The engines' `Follow`, on a `SocketLoop` instead of the conformance loop."""
 
@@ -474,7 +471,3 @@ def run_plugin(
             session.close()
         finally:
             logger.setLevel(level)
-
-
-# keep llm imported for the type of the session's items in annotations above
-_ = llm
