@@ -30,6 +30,7 @@ been delivered, sent by a push that does not mean to remove it).
     python benchmarks/soak_plugin.py                     # the installed release, every fault
     python benchmarks/soak_plugin.py --release 1.8.8     # the other, from .cache/livekit
     python benchmarks/soak_plugin.py --pushes 200 --fault drops
+    python benchmarks/soak_plugin.py --without spoken-message   # 1.8.9 with every push locked
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ SITES = (
 )
 
 
-def _scenario(rng: random.Random) -> Any:
+def _scenario(rng: random.Random, sites: tuple[tuple[str, str], ...] = SITES) -> Any:
     from model.scenarios import Call, Scenario
 
-    chosen = rng.sample(SITES, rng.randint(2, 4))
+    chosen = rng.sample(sites, rng.randint(2, min(4, len(sites))))
     return Scenario(
         "soak-round",
         "random overlapping calls",
@@ -72,7 +73,13 @@ class Round:
     """One round: a fresh session, random calls, paced deliveries, one fault."""
 
     def __init__(
-        self, rng: random.Random, fault: str, latency: float, jitter: float, variant: str
+        self,
+        rng: random.Random,
+        fault: str,
+        latency: float,
+        jitter: float,
+        variant: str,
+        sites: tuple[tuple[str, str], ...] = SITES,
     ) -> None:
         from model import Config
         from model.variants import VARIANTS_BY_NAME
@@ -83,7 +90,7 @@ class Round:
         self.fault = fault
         self.latency = latency
         self.jitter = jitter
-        scenario = _scenario(rng)
+        scenario = _scenario(rng, sites)
         self.config = Config(VARIANTS_BY_NAME[variant], scenario, scenario.environment)
         self.loop = new_socket_loop()
         with self.loop.running():
@@ -213,19 +220,27 @@ def _item_op(event: dict[str, Any]) -> bool:
     return event.get("type") in ("conversation.item.create", "conversation.item.delete")
 
 
-def soak_cell(fault: str, pushes: int, latency: float, jitter: float, seed: int) -> dict[str, Any]:
+def soak_cell(
+    fault: str,
+    pushes: int,
+    latency: float,
+    jitter: float,
+    seed: int,
+    without: tuple[str, ...] = (),
+) -> dict[str, Any]:
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
 
     version = installed_version()
     assert version is not None
     variant = RELEASES_BY_VERSION[version].variant
     rng = random.Random(f"{seed}/{fault}")
+    sites = tuple(site for site in SITES if site[0] not in without)
     totals = {"rounds": 0, "pushes": 0, "lost": 0, "unintended_deletes": 0, "dropped": 0}
     rounds_losing = 0
     examples: dict[str, int] = {}
     started = time.perf_counter()
     while totals["pushes"] < pushes:
-        result = Round(rng, fault, latency, jitter, variant).run()
+        result = Round(rng, fault, latency, jitter, variant, sites).run()
         totals["rounds"] += 1
         for key in ("pushes", "lost", "unintended_deletes", "dropped"):
             totals[key] += result[key]
@@ -239,6 +254,7 @@ def soak_cell(fault: str, pushes: int, latency: float, jitter: float, seed: int)
         "fault": fault,
         "latency_ms": latency * 1000,
         "jitter_ms": jitter * 1000,
+        "without": list(without),
         **totals,
         "rounds_losing": rounds_losing,
         "lost_by_item": dict(sorted(examples.items())),
@@ -254,6 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds, each direction")
     parser.add_argument("--jitter", type=float, default=0.03, help="seconds")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=[site for site, _ in SITES],
+        help="leave a site out of the rounds (repeatable)",
+    )
     args = parser.parse_args(argv)
     from proofs.adapters.livekit.releases import ensure_release, installed_version
 
@@ -268,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("livekit").setLevel(logging.CRITICAL)
     logging.getLogger("ackguard").setLevel(logging.CRITICAL)
     for fault in args.fault or FAULTS:
-        cell = soak_cell(fault, args.pushes, args.latency, args.jitter, args.seed)
+        cell = soak_cell(
+            fault, args.pushes, args.latency, args.jitter, args.seed, tuple(args.without)
+        )
         print(json.dumps(cell), flush=True)
     return 0
 
