@@ -48,6 +48,14 @@ ADAPTERS: dict[str, AdapterEntry] = {
             install="pip install -e '.[livekit]'",
         ),
         AdapterEntry(
+            "livekit-plugin",
+            "proofs.adapters.livekit.plugin",
+            "plugin_adapter",
+            "the installed livekit-agents release over its own OpenAI plugin and the gated "
+            "websocket (needs a SocketLoop: `ackguard livekit --provider plugin` runs it)",
+            install="pip install -e '.[livekit]'",
+        ),
+        AdapterEntry(
             "example",
             "examples.callback_session.adapter",
             "acme_adapter",

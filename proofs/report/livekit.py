@@ -17,6 +17,8 @@ def _broken(scenario: dict[str, Any]) -> str:
         parts.append("re-created " + ", ".join(scenario["recreated"]))
     if not parts and scenario["real_broken"]:
         parts.append("deleted an acked item (the copy dropped it too)")
+    if scenario.get("unsupported"):
+        return "not driven over this provider"
     if not scenario["applicable"]:
         parts.append("site absent: nothing pushed")
     return "; ".join(parts) if parts else "kept"
@@ -25,14 +27,18 @@ def _broken(scenario: dict[str, Any]) -> str:
 def render(report: dict[str, Any]) -> list[str]:
     """The verdict table, the shortest interleavings, divergences and audit coverage."""
     options = " with " + ", ".join(report["options"]) if report.get("options") else ""
+    provider = report.get("provider", "standin")
+    under = "the real OpenAI plugin" if provider == "plugin" else "the stand-in realtime model"
     lines = [
         f"livekit-agents {report['release']} (model variant {report['variant']}: "
-        f"{report['summary']}){options} - {report['seconds']}s"
+        f"{report['summary']}) over {under}{options} - {report['seconds']}s"
     ]
     rows = [("scenario", "env", "real code", "model expects", "matches", "stepped")]
-    for s in report["scenarios"]:
+    for s in [*report["scenarios"], *report.get("pairs", [])]:
         expected = ", ".join(s["model_broken"]) or "holds"
-        if not s["applicable"]:
+        if s.get("unsupported"):
+            expected = "-"
+        elif not s["applicable"]:
             expected = "n/a (site absent)"
         rows.append(
             (
@@ -51,9 +57,12 @@ def render(report: dict[str, Any]) -> list[str]:
             + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         )
     for s in report["scenarios"]:
+        if s.get("unsupported"):
+            lines.append(f"  {s['scenario']}: not driven: {s['unsupported']}")
+    for s in report["scenarios"]:
         if s["shortest"]:
             lines.append(f"  shortest, {s['scenario']}: " + "; ".join(s["shortest"]))
-    for s in report["scenarios"]:
+    for s in [*report["scenarios"], *report.get("pairs", [])]:
         diverged = [w for w in s["sweep"] if w["divergence"] is not None]
         if diverged and s["applicable"]:
             first = diverged[0]
@@ -67,6 +76,21 @@ def render(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {s['scenario']}: error: {error}")
         for item in s["background_losses"]:
             lines.append(f"  {s['scenario']}: a push deleted the acknowledged {item} (set-up item)")
+    for h in report.get("hypothesis", []):
+        if h.get("unsupported"):
+            lines.append(f"  hypothesis, {h['scenario']}: not driven: {h['unsupported']}")
+        elif h["agrees"]:
+            lines.append(f"  hypothesis, {h['scenario']}: {h['runs']} runs, all with the model")
+        else:
+            first = (h["divergence"] or "").splitlines()[:1]
+            lines.append(
+                f"  hypothesis, {h['scenario']}: disagrees; replay: {h['replay']}"
+                + (
+                    f" ({first[0]})"
+                    if first
+                    else f" (real {h['real_broken']}, model {h['model_broken']})"
+                )
+            )
     if report["paths"]:
         lines.append("  each site alone:")
     for p in report["paths"]:

@@ -1,9 +1,12 @@
 """Dynamic conformance of released livekit-agents against the model.
 
 The installed livekit-agents release runs for real (a real `AgentSession`, a real
-`AgentActivity`, its own diff function and its own mirror type); only the
-realtime model is a stand-in (`standin`), with the OpenAI realtime session's push
-semantics and every ack under the harness's control. `adapter.LivekitAdapter`
+`AgentActivity`, its own diff function and its own mirror type). The realtime
+model is a stand-in (`standin`), with the OpenAI realtime session's push
+semantics and every ack under the harness's control, or (`plugin`, `ackguard
+livekit --provider plugin`) the release's own OpenAI plugin over the gated
+websocket of `impl.gated_server`, on a selector loop with virtual time
+(`socket_loop`). `adapter.LivekitAdapter`
 implements the conformance harness's `Adapter` protocol on top of it, and
 `replay` runs the model's counterexamples against it and reports, per scenario,
 whether an item was lost and whether that is what the model predicts for the

@@ -55,12 +55,10 @@ from proofs.adapters.livekit.standin import (
     SentOp,
     StandInModel,
     StandInServer,
-    StandInSession,
     Stream,
 )
 from proofs.engines.conformance import WireEvent, WireOp
 from proofs.engines.conformance.adapter import LockView, Observation, TaskView
-from proofs.engines.conformance.loop import ControlledLoop
 from proofs.errors import SetupError, UnsupportedConfig
 
 #: The sites whose generation is interrupted, which need a generation of their own.
@@ -102,9 +100,9 @@ class LivekitAdapter:
 
     def __init__(self, config: Config, *, direct: frozenset[int] | None = None) -> None:
         loop = asyncio.get_running_loop()
-        if not isinstance(loop, ControlledLoop) or not hasattr(loop, "advance"):
-            raise TypeError("the livekit adapter runs on a virtual_time.VirtualTimeLoop")
-        self.loop = loop
+        if not hasattr(loop, "run_until_blocked") or not hasattr(loop, "advance"):
+            raise TypeError("the livekit adapter runs on a loop on virtual time the harness steps")
+        self.loop: Any = loop
         self.config = config
         scenario = config.scenario
         self.names: dict[str, str] = {}
@@ -144,8 +142,7 @@ class LivekitAdapter:
         self._copy_ids: dict[int, tuple[str, ...]] = {}
         self._cleanup_base: dict[int, frozenset[str]] = {}
 
-        self.server = StandInServer([])
-        self.model = StandInModel(self.server)
+        self.model = self._provider()
         initial = llm.ChatContext([self._item(i) for i in scenario.initial_local])
         self.agent = _ToolAgent(self.gates, initial)
         self.session: AgentSession[Any] = AgentSession(llm=self.model, user_away_timeout=None)
@@ -164,6 +161,11 @@ class LivekitAdapter:
 
     # -- set-up -------------------------------------------------------------------------
 
+    def _provider(self) -> Any:
+        """The realtime model under the session: here the stand-in, with its server."""
+        self.server = StandInServer([])
+        return StandInModel(self.server)
+
     def _item(self, name: str) -> llm.ChatItem:
         """A chat item the harness itself creates for scenario id `name`."""
         self.names[name] = name
@@ -174,7 +176,7 @@ class LivekitAdapter:
         return llm.ChatMessage(id=name, role="assistant", content=[f"text of {name}"])
 
     @property
-    def rt(self) -> StandInSession:
+    def rt(self) -> Any:
         """The activity's realtime session (the latest the stand-in model made)."""
         return self.model.sessions[-1]
 
@@ -192,7 +194,8 @@ class LivekitAdapter:
 
     def _start(self, coro: Any) -> asyncio.Task[Any]:
         with self.loop.running():
-            return self.loop.create_task(coro)
+            task: asyncio.Task[Any] = self.loop.create_task(coro)
+        return task
 
     def _set_up(self) -> None:
         scenario = self.config.scenario
@@ -279,7 +282,7 @@ class LivekitAdapter:
         scenario = self.config.scenario
         if self.tracker.records:
             raise SetupError(f"a scenario push ran during the set-up: {self.tracker.records}")
-        observed = self._named(self.server.ids())
+        observed = self._named(self._server_ids())
         if observed != scenario.server:
             raise SetupError(f"the server starts as {observed}, not {scenario.server}")
         local = self._named(self._local_ids())
@@ -339,8 +342,7 @@ class LivekitAdapter:
                 self.handles[task].interrupt()
             else:
                 self.session.interrupt()
-            # the server ends the cancelled response
-            self.generations[task].close()
+            self._end_cancelled(task)
         elif site == "replacement":
             ctx = self.copies.pop(task, None)
             if ctx is None:
@@ -354,6 +356,10 @@ class LivekitAdapter:
             )
         else:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def _end_cancelled(self, task: int) -> None:
+        """The server ends the cancelled response."""
+        self.generations[task].close()
 
     def server_apply(self) -> None:
         self.server.apply_next()
@@ -381,6 +387,25 @@ class LivekitAdapter:
         self.rt.clock.fire(record.task)
 
     # -- reading ------------------------------------------------------------------------
+
+    def _server_ids(self) -> tuple[str, ...]:
+        return self.server.ids()
+
+    def _learn_server_names(self) -> None:
+        self._learn_names(self.server.conversation)
+        for op in self.server.to_server:
+            if op.item is not None:
+                self._name(op.item)
+        for event in self.server.to_client:
+            if event.item is not None:
+                self._name(event.item)
+
+    def _server_view(self) -> dict[str, Any]:
+        """The server's half of the observation (names learned first, see `observe`)."""
+        server = self.server.shared.view(self.names.get, self._who, self._anchor)
+        return attrs.asdict(server, recurse=False) | {
+            "created": len([i for i in self.pool if i in self.server.shared.reached])
+        }
 
     def _name(self, item: llm.ChatItem) -> str | None:
         known = self.names.get(item.id)
@@ -411,22 +436,15 @@ class LivekitAdapter:
         return tuple(item.id for item in items)
 
     def observe(self) -> Observation:
-        self._learn_names(self.server.conversation)
-        for op in self.server.to_server:
-            if op.item is not None:
-                self._name(op.item)
-        for event in self.server.to_client:
-            if event.item is not None:
-                self._name(event.item)
+        self._learn_server_names()
         self._learn_names(self.rt.mirror_items())
         local = self._named(self._local_ids())
         for record in self.tracker.records.values():
             if record.request is not None:
                 self._learn_names(record.request.items)
-        server = self.server.shared.view(self.names.get, self._who, self._anchor)
+        server = self._server_view()
         return Observation(
-            **attrs.asdict(server, recurse=False)
-            | {"created": len([i for i in self.pool if i in self.server.shared.reached])},
+            **server,
             mirror=self._named(self.rt.mirror_ids()),
             local=local,
             activity_lock=self._lock(getattr(self.activity, "_rt_chat_ctx_lock", None)),

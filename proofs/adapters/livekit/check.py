@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,25 @@ from proofs.adapters.livekit.releases import (
 from proofs.adapters.livekit.replay import Outcome, run, sequences
 from proofs.engines.audit import SITE_REQUESTS, audit_source
 from proofs.engines.explore import explore
-from proofs.errors import ReleaseUnavailable
+from proofs.errors import ReleaseUnavailable, UnsupportedConfig
+
+#: The realtime models a release can run over: ackguard's stand-in (in-process,
+#: no socket) or the release's own OpenAI plugin over the gated websocket.
+PROVIDERS = ("standin", "plugin")
+
+Runner = Callable[[Config, Iterable[Any]], Outcome]
+
+
+def runner(provider: str) -> Runner:
+    """How one interleaving is run over `provider` (see `PROVIDERS`)."""
+    if provider == "standin":
+        return run
+    if provider == "plugin":
+        from proofs.adapters.livekit.plugin import run_plugin
+
+        return run_plugin
+    raise ValueError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDERS)}")
+
 
 #: The variant whose counterexamples every release is also tried on.
 WEAKEST = "unlocked"
@@ -112,7 +130,11 @@ def check_scenario(
     *,
     sweep: bool = True,
     options: tuple[str, ...] = (),
+    provider: str = "standin",
 ) -> dict[str, Any]:
+    """One scenario: the model's counterexamples and (`sweep`) every interleaving the
+    model allows, run over `provider`; the real outcome beside the explorer's verdict."""
+    go = runner(provider)
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
     config = Config(variant, scenario, environment)
@@ -120,8 +142,11 @@ def check_scenario(
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     seen: set[tuple[str, ...]] = set()
-    for source in dict.fromkeys((release.variant, WEAKEST)):
-        exploration = explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+    explorations = {
+        source: explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+        for source in dict.fromkeys((release.variant, WEAKEST))
+    }
+    for source, exploration in explorations.items():
         for finding in exploration.findings:
             if finding.trace is None:
                 continue
@@ -129,20 +154,44 @@ def check_scenario(
             if key in seen:
                 continue
             seen.add(key)
-            outcome = run(config, finding.trace.moves)
+            outcome = go(config, finding.trace.moves)
             outcomes.append(outcome)
             replays.append(_outcome_json(outcome, f"{source} {finding.invariant.value}"))
     swept: list[dict[str, Any]] = []
     if sweep:
         for moves in sequences(config):
-            outcome = run(config, moves)
+            outcome = go(config, moves)
             outcomes.append(outcome)
             swept.append(_outcome_json(outcome))
     real = frozenset(i for outcome in outcomes for i in outcome.broken)
+    # the expectation is the explorer's verdict on this very scenario, never a
+    # lookup by name: a scenario outside the catalog is judged as one inside it
+    expected = explorations[release.variant]
     model = frozenset(
-        i
-        for i in Invariant
-        if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+        finding.invariant
+        for finding in expected.findings
+        if finding.verdict is Verdict.COUNTEREXAMPLE
+    )
+    model_items = {
+        finding.invariant.value: finding.violation.item
+        for finding in expected.findings
+        if finding.violation is not None
+    }
+    real_items = {
+        invariant.value: sorted(
+            {o.violations[invariant].item for o in outcomes if invariant in o.violations}
+        )
+        for invariant in sorted(real, key=lambda i: i.value)
+    }
+    catalog = {s.name: s for s in SCENARIOS}.get(scenario.name)
+    catalog_broken = (
+        None
+        if catalog is None or catalog != scenario
+        else _labels(
+            i
+            for i in Invariant
+            if variant.expected(scenario.name, environment, i) is Verdict.COUNTEREXAMPLE
+        )
     )
     shortest: list[str] | None = None
     for outcome in outcomes:
@@ -160,8 +209,18 @@ def check_scenario(
         ],
         "applicable": applicable,
         "model_broken": _labels(model),
+        "expectation": "explorer",
+        "catalog_broken": catalog_broken,
+        "model_items": model_items,
         "real_broken": _labels(real),
+        "real_items": real_items,
         "matches": (real == model) if applicable else None,
+        # the item the model's shortest counterexample loses is one the real code lost
+        "same_items": all(
+            item in real_items.get(invariant, []) for invariant, item in model_items.items()
+        )
+        if applicable and real == model
+        else None,
         "lost": sorted({item for outcome in outcomes for item in outcome.lost}),
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
@@ -179,11 +238,12 @@ def check_scenario(
     }
 
 
-def check_path(release: Release, scenario: Scenario) -> dict[str, Any]:
+def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:
     """One site alone, through the public API: the line it pushes from, and whether
     it steps with the model (a lone push races nobody, so nothing may break)."""
     config = Config(VARIANTS_BY_NAME[release.variant], scenario, scenario.environment)
-    outcomes = [run(config, moves) for moves in sequences(config)]
+    go = runner(provider)
+    outcomes = [go(config, moves) for moves in sequences(config)]
     call = scenario.calls[0]
     return {
         "scenario": scenario.name,
@@ -240,16 +300,43 @@ def check_release(
     *,
     sweep: bool = True,
     options: tuple[str, ...] = (),
+    provider: str = "standin",
+    pairs: bool | None = None,
+    hypothesis: int = 0,
 ) -> dict[str, Any]:
-    """The report of the installed release (see the module docstring)."""
+    """The report of the installed release (see the module docstring).
+
+    `hypothesis` > 0 (plugin only): that many Hypothesis examples per scenario
+    too, reported beside the verdicts (`explore_plugin`), not in `as_expected`."""
     version = installed_version()
     if version is None:
         raise ReleaseUnavailable("livekit-agents is not installed: pip install -e '.[livekit]'")
     if version not in RELEASES_BY_VERSION:
         raise ReleaseUnavailable(f"livekit-agents {version} is not a release ackguard checks")
     release = RELEASES_BY_VERSION[version]
+    scenarios = list(scenarios)
     with _quiet():
-        return _check_release(release, scenarios, sweep, options)
+        report = _check_release(release, scenarios, sweep, options, provider, pairs)
+        if hypothesis:
+            report["hypothesis"] = hypothesis_rows(release, scenarios, options, hypothesis)
+        return report
+
+
+def hypothesis_rows(
+    release: Release, scenarios: Iterable[Scenario], options: tuple[str, ...], examples: int
+) -> list[dict[str, Any]]:
+    """Hypothesis over the plugin for each scenario it can drive (`explore_plugin`)."""
+    from proofs.adapters.livekit.explore_plugin import hypothesis_check
+
+    rows = []
+    for scenario in scenarios:
+        environment = with_options(scenario.environment, options)
+        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        try:
+            rows.append(hypothesis_check(config, examples=examples))
+        except UnsupportedConfig as error:
+            rows.append({"scenario": scenario.name, "unsupported": str(error)})
+    return rows
 
 
 @contextlib.contextmanager
@@ -267,29 +354,94 @@ def _quiet() -> Iterator[None]:
 
 
 def _check_release(
-    release: Release, scenarios: Iterable[Scenario], sweep: bool, options: tuple[str, ...]
+    release: Release,
+    scenarios: Iterable[Scenario],
+    sweep: bool,
+    options: tuple[str, ...],
+    provider: str,
+    pairs: bool | None,
 ) -> dict[str, Any]:
     version = release.version
     started = time.perf_counter()
     scenarios = list(scenarios)
     full = {s.name for s in scenarios} == {s.name for s in SCENARIOS}
     checked = [
-        check_scenario(release, scenario, sweep=sweep, options=options) for scenario in scenarios
+        _guarded(release, scenario, sweep=sweep, options=options, provider=provider)
+        for scenario in scenarios
     ]
-    paths = [check_path(release, scenario) for scenario in PATHS] if full else []
-    places = coverage(checked + paths)
+    paths = [check_path(release, scenario, provider) for scenario in PATHS] if full else []
+    audited: list[dict[str, Any]] = []
+    if pairs if pairs is not None else full:
+        from proofs.adapters.livekit.pairs import audited_pairs
+
+        for scenario in audited_pairs(release, paths or _lone_paths(release, provider)):
+            audited.append(
+                _guarded(release, scenario, sweep=sweep, options=options, provider=provider)
+            )
+    places = coverage(checked + paths + audited)
     return {
         "release": version,
         "variant": release.variant,
         "summary": release.summary,
+        "provider": provider,
         "options": list(options),
         "scenarios": checked,
         "paths": paths,
+        "pairs": audited,
         "coverage": places,
         "complete": full,
         "uncovered": [f"{p['function']}:{p['line']}" for p in places if not p["scenarios"]],
-        "as_expected": all(s["matches"] in (True, None) for s in checked)
+        "as_expected": all(s["matches"] in (True, None) for s in checked + audited)
+        and not any(s.get("unsupported") for s in checked + audited)
         and all(_path_as_expected(p) for p in paths)
         and (not full or all(p["scenarios"] for p in places)),
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def _lone_paths(release: Release, provider: str) -> list[dict[str, Any]]:
+    return [check_path(release, scenario, provider) for scenario in PATHS]
+
+
+def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, Any]:
+    """`check_scenario`, or a row that says why the provider cannot drive it."""
+    try:
+        return check_scenario(release, scenario, **kwargs)
+    except UnsupportedConfig as error:
+        options = kwargs.get("options", ())
+        environment = with_options(scenario.environment, options)
+        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        findings = explore(config).findings
+        return {
+            "scenario": scenario.name,
+            "summary": scenario.summary,
+            "environment": environment.name,
+            "calls": [
+                {"task": index, "site": call.site, "drive": "not driven"}
+                for index, call in enumerate(scenario.calls)
+            ],
+            "applicable": False,
+            "unsupported": str(error),
+            "model_broken": _labels(
+                f.invariant for f in findings if f.verdict is Verdict.COUNTEREXAMPLE
+            ),
+            "expectation": "explorer",
+            "catalog_broken": None,
+            "model_items": {
+                f.invariant.value: f.violation.item for f in findings if f.violation is not None
+            },
+            "real_broken": [],
+            "real_items": {},
+            "matches": None,
+            "same_items": None,
+            "lost": [],
+            "recreated": [],
+            "shortest": None,
+            "sequences": 0,
+            "stepped_with_model": 0,
+            "replays": [],
+            "sweep": [],
+            "errors": [],
+            "background_losses": [],
+            "push_lines": [],
+        }

@@ -46,14 +46,14 @@ RELEASES: tuple[Release, ...] = (
         "1.8.8",
         "unlocked",
         FIVE_SITES,
-        ("livekit-agents==1.8.8", "livekit==1.1.20"),
+        ("livekit-agents==1.8.8", "livekit==1.1.20", "livekit-plugins-openai==1.8.8"),
         "no activity lock; say() pushes nothing",
     ),
     Release(
         "1.8.9",
         "lock5",
         FIVE_SITES | {"spoken-message"},
-        ("livekit-agents==1.8.9", "livekit==1.1.21"),
+        ("livekit-agents==1.8.9", "livekit==1.1.21", "livekit-plugins-openai==1.8.9"),
         "the activity lock on the five sites; a new spoken-message push outside it",
     ),
 )

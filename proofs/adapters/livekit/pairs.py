@@ -1,0 +1,81 @@
+"""Scenarios for every pair of push places the audit finds in the installed release.
+
+The audit (`proofs.engines.audit`, as `ackguard audit --emit-sites` lists them)
+reads `agent_activity.py` without running it and names each push place by its
+function and line. Which model site a place is, is what the real code says:
+each site driven alone (`check.PATHS`) pushes from one line, and that line is
+the place. Every unordered pair of places, a place with itself included (two
+calls of one site), becomes one scenario of two calls, in both orders the model
+allows (the model's interleavings start either call first). A place that no lone
+site reaches has no scenario, and `check.coverage` reports it as not driven.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from model.scenarios import Call, Scenario, validate
+from proofs.adapters.livekit.releases import Release
+from proofs.engines.audit import SITE_REQUESTS, Place, audit_source
+
+__all__ = ["audited_pairs", "pair_scenario", "push_places"]
+
+
+def push_places() -> list[Place]:
+    """The push places the audit finds in the installed release's agent_activity.py."""
+    import livekit.agents.voice.agent_activity as agent_activity
+
+    path = Path(agent_activity.__file__)
+    return [
+        place
+        for place in audit_source(path.read_text(encoding="utf-8"), str(path))
+        if place.kind in SITE_REQUESTS
+    ]
+
+
+def _call(site: str, n: int) -> Call:
+    """Call number `n` (1 or 2) of `site`, with items of its own."""
+    if site == "user-turn":
+        return Call(site, (f"hello{n}",))
+    if site == "tool-outputs":
+        return Call(site, (f"out{n}",))
+    if site == "interrupted-tool-outputs":
+        return Call(site, (f"iout{n}",))
+    if site == "spoken-message":
+        return Call(site, (f"spoken{n}",))
+    if site == "replacement":
+        return Call(site, (f"note{n}",))
+    if site == "cleanup":
+        return Call(site, drops=(f"asst{n}",))
+    raise ValueError(f"no pair call for site {site!r}")
+
+
+def pair_scenario(first: str, second: str, lines: tuple[int, int]) -> Scenario:
+    """Two calls, of `first` and of `second`, pushing from `lines` of agent_activity.py."""
+    calls = (_call(first, 1), _call(second, 2))
+    dropped = tuple(item for call in calls for item in call.drops)
+    scenario = Scenario(
+        f"pair-{lines[0]}-{lines[1]}",
+        f"{first} (line {lines[0]}) and {second} (line {lines[1]}), overlapping",
+        calls,
+        server=("msg0", *dropped),
+        local=("msg0",) if dropped else None,
+    )
+    validate(scenario)
+    return scenario
+
+
+def audited_pairs(release: Release, paths: list[dict[str, Any]]) -> list[Scenario]:
+    """One scenario per unordered pair of audited places, a place with itself included."""
+    del release  # the installed one: the audit reads the file on the path
+    site_of: dict[int, str] = {}
+    for path in paths:
+        for line in path["push_lines"]:
+            site_of.setdefault(int(line), str(path["site"]))
+    lines = sorted({place.line for place in push_places() if place.line in site_of})
+    return [
+        pair_scenario(site_of[a], site_of[b], (a, b))
+        for a, b in itertools.combinations_with_replacement(lines, 2)
+    ]
