@@ -35,11 +35,13 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import attrs
 import z3
 from attrs import frozen
 from z3 import z3core
 
 from model import (
+    SHAPES_BY_NAME,
     Config,
     EventKind,
     Invariant,
@@ -49,6 +51,7 @@ from model import (
     OpKind,
     Pc,
     RequestSource,
+    SessionShape,
     State,
 )
 from model.environment import OPTION_NAMES, OPTIONS, Environment
@@ -84,7 +87,7 @@ from proofs.engines.smt.symbolic import (
     mk_ite,
     mk_ult,
 )
-from proofs.errors import InternalError
+from proofs.errors import InternalError, UnsupportedConfig
 
 # op slot status (2 bits)
 UNSENT, SENT, ANSWERED, DONE = 0, 1, 2, 3
@@ -255,10 +258,35 @@ class SymState(Vars[Any]):
         )
 
 
+#: The session shapes this encoding models, by name: their fields, not their names,
+#: are compared, so a record equal to one of them but for its name is modelled too.
+MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
+
+
+def refuse_unmodelled(config: Config) -> None:
+    """`UnsupportedConfig` (one line) for a session shape or option the encoding
+    does not model: only the openai and three-way shapes, and no reconnect."""
+    shape = config.shape
+
+    def bare(record: SessionShape) -> SessionShape:
+        return attrs.evolve(record, name="", summary="", source="")
+
+    if all(bare(shape) != bare(SHAPES_BY_NAME[name]) for name in MODELLED_SHAPES):
+        raise UnsupportedConfig(
+            f"the z3 encoding models only the {' and '.join(MODELLED_SHAPES)} session shapes, "
+            f"not {shape.name}; use the explorer"
+        )
+    if config.reconnects():
+        raise UnsupportedConfig(
+            "the z3 encoding does not model the reconnects option; use the explorer"
+        )
+
+
 class Encoding:
     """The transition system of one config, over named state variables."""
 
     def __init__(self, config: Config, specialize: bool = False, symmetry: bool = True) -> None:
+        refuse_unmodelled(config)
         self.config = config
         scenario = config.scenario
         self.items: tuple[str, ...] = scenario.items()
@@ -1330,6 +1358,8 @@ SUBJECT_MOVES: dict[str, tuple[MoveKind, ...]] = {
     "task": (MoveKind.COPY, MoveKind.CALL, MoveKind.WAKE, MoveKind.RESUME, MoveKind.TIMEOUT),
     "op": (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY),
     "pool": (MoveKind.MODEL_CREATES, MoveKind.LEARN, MoveKind.CLIENT_APPLY),
+    # never built: `refuse_unmodelled` turns away every config that could make them
+    "connection": (MoveKind.DISCONNECT, MoveKind.CONNECT),
 }
 
 Handler = Callable[[Encoding, Subject], Iterator[Named]]
@@ -1354,6 +1384,8 @@ BUILDERS: dict[MoveKind, Handler] = {
     MoveKind.CLIENT_APPLY: _client_apply,
     MoveKind.MODEL_CREATES: lambda enc, subject: enc._pool_moves(MoveKind.MODEL_CREATES, subject),
     MoveKind.LEARN: lambda enc, subject: enc._pool_moves(MoveKind.LEARN, subject),
+    MoveKind.DISCONNECT: lambda enc, subject: iter(()),
+    MoveKind.CONNECT: lambda enc, subject: iter(()),
 }
 
 
