@@ -84,6 +84,10 @@ class Config:
         """Whether the session diffs three ways (an expected view, requests with a base)."""
         return self.shape.diff is Diff.THREE_WAY
 
+    def inert_options(self) -> frozenset[str]:
+        """The options this config's shape gives nothing to do (`SessionShape.inert_options`)."""
+        return frozenset(name for name, _ in self.shape.inert_options())
+
     def reconnects(self) -> bool:
         """Whether the connection can drop here: the option is on and the shape rebuilds."""
         return self.environment.reconnects and self.shape.reconnects
@@ -95,9 +99,9 @@ class Config:
         `server-items` adds moves only for a scenario's server pool; an option
         outside this set leaves every run as it is without it.
         """
-        read = {"timeouts", "rejections"}
-        if self.shape.reconnects:
-            read.add("reconnects")
+        read = {"rejections"} | {
+            name for name in ("timeouts", "reconnects") if name not in self.inert_options()
+        }
         if any(
             self.site(task).request is RequestSource.CALLER_COPY
             for task in range(len(self.scenario.calls))

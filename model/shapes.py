@@ -127,6 +127,16 @@ class SessionShape:
         """Whether the `reconnects` environment option applies to this shape."""
         return self.on_reconnect is OnReconnect.REBUILD_FROM_MIRROR
 
+    def inert_options(self) -> tuple[tuple[str, str], ...]:
+        """The environment options this shape gives nothing to do, each with why:
+        a verdict under them says the option does not apply rather than that it holds."""
+        inert = []
+        if not self.waits_for_acks:
+            inert.append(("timeouts", "the session waits for no acks, so none can time out"))
+        if not self.reconnects:
+            inert.append(("reconnects", "the session has no reconnect of its own"))
+        return tuple(inert)
+
 
 SHAPES: tuple[SessionShape, ...] = (
     SessionShape(

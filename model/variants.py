@@ -12,6 +12,7 @@ import enum
 from attrs import frozen
 
 from model.environment import BASE, Environment
+from model.shape_verdicts import SHAPE_FAILURES
 from model.shapes import SHAPES_BY_NAME, Diff, SessionShape
 from model.sites import FIVE_SITES, SITES_BY_NAME, THREE_SNAPSHOT_SITES, LocalUpdate, Site
 
@@ -220,6 +221,17 @@ _LOCK_CANNOT_FIX: tuple[KnownFailure, ...] = (
     ),
 )
 
+
+def _found(variant: str) -> tuple[KnownFailure, ...]:
+    """The explorer's failures of `variant` under the other session shapes and the
+    reconnect option (`model.shape_verdicts`), as records."""
+    return tuple(
+        KnownFailure(scenario, Invariant(invariant), Environment.of(needs), why, shape, confirmed)
+        for name, scenario, invariant, needs, shape, why, confirmed in SHAPE_FAILURES
+        if name == variant
+    )
+
+
 VARIANTS: tuple[Variant, ...] = (
     Variant(
         name="unlocked",
@@ -248,6 +260,7 @@ VARIANTS: tuple[Variant, ...] = (
             ),
             *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
+            *_found("unlocked"),
         ),
     ),
     Variant(
@@ -271,20 +284,21 @@ VARIANTS: tuple[Variant, ...] = (
             ),
             *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
+            *_found("lock3"),
         ),
     ),
     Variant(
         name="lock5",
         summary="activity lock on all five sites (livekit-agents 1.8.9)",
         locked_sites=FIVE_SITES,
-        known_failures=(*_LATE_UPSERT, *_LOCK_CANNOT_FIX),
+        known_failures=(*_LATE_UPSERT, *_LOCK_CANNOT_FIX, *_found("lock5")),
     ),
     Variant(
         name="lock5-hoisted",
         summary="lock5, and the user turn adds its message locally before its push",
         locked_sites=FIVE_SITES,
         local_update_overrides=(("user-turn", LocalUpdate.BEFORE_PUSH),),
-        known_failures=_LOCK_CANNOT_FIX,
+        known_failures=(*_LOCK_CANNOT_FIX, *_found("lock5-hoisted")),
     ),
     Variant(
         name="three-way",
