@@ -46,12 +46,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EXAMPLE,
     )
     choices.add_catalog_arguments(parser)
+    choices.add_session_argument(parser)
     parser.add_argument(
         "--environment",
         action="append",
         metavar="E",
         help="repeatable: every scenario runs under each one given; base, all, or options "
-        "joined by '+' (stale-copies, server-items, timeouts, rejections)",
+        "joined by '+' (stale-copies, server-items, timeouts, rejections, reconnects)",
     )
     parser.add_argument(
         "--sites",
@@ -117,9 +118,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         variants = choices.variants(args.variant)
         scenarios = choices.scenarios(args.scenario)
+    shapes = choices.sessions(args.session)
     configs = [
-        Config(variant, scenario, environment, extra_sites)
-        for variant in variants
+        Config(variant, scenario, environment, extra_sites, shape)
+        for variant, shape in choices.pairs(variants, shapes)
         for scenario in scenarios
         for environment in (forced or [scenario.environment])
     ]
@@ -235,6 +237,9 @@ _IDLE_BECAUSE = {
     "has one",
     "stale-copies": "none of these scenarios calls a caller-copy site (a replacement), so "
     "every verdict is the one without it",
+    "reconnects": "none of these session shapes has a reconnect of its own, so the option "
+    "does not apply",
+    "timeouts": "none of these session shapes waits for acks, so none can time out",
 }
 
 
