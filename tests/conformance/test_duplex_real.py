@@ -168,9 +168,7 @@ def test_a_replacement_during_an_awaiting_append_sends_the_tool_output_again() -
         tool = asyncio.create_task(session.update_chat_ctx(_ctx(("msg0", "out1"))))
         await asyncio.sleep(0)
         # the replacement copies the local context, which has out1 already
-        replacement = asyncio.create_task(
-            session.update_chat_ctx(_ctx(("msg0", "out1", "note1")))
-        )
+        replacement = asyncio.create_task(session.update_chat_ctx(_ctx(("msg0", "out1", "note1"))))
         await asyncio.sleep(0)
         await _let_go(duplex, 0)
         await _let_go(duplex, 1)

@@ -5,7 +5,6 @@ import pytest
 
 from model import (
     CONFIGURATIONS,
-    by_construction,
     ENVIRONMENTS,
     SCENARIOS,
     SCENARIOS_BY_NAME,
@@ -16,6 +15,7 @@ from model import (
     Invariant,
     MoveKind,
     Verdict,
+    by_construction,
     check,
 )
 from proofs.engines.explore import Finding, explore

@@ -12,7 +12,6 @@ from model import (
     OPTION_NAMES,
     SCENARIOS,
     SCENARIOS_BY_NAME,
-    VARIANTS,
     VARIANTS_BY_NAME,
     Config,
     Environment,

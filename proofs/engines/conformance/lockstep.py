@@ -427,7 +427,7 @@ class Lockstep:
             raise Mismatch(self.steps, "the implementation raised: " + "; ".join(errors))
         observation = self.adapter.observe()
         try:
-            got = abstract(observation)
+            got = abstract(observation, self.state)
         except ValueError as error:
             raise Mismatch(self.steps, f"no model state for the implementation: {error}") from None
         if got not in expected:

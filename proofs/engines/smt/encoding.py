@@ -454,6 +454,14 @@ class Encoding:
                 for i in range(self.n)
                 if self.items[i] not in self.config.call(t).drops
             )
+        if invariant is Invariant.NOTHING_TWICE:
+            # the encoded shapes' servers refuse a create for an id they hold, and the
+            # encoding keeps the server as a set: an id twice is not a state here
+            return z3.BoolVal(False)
+        if invariant is Invariant.MIRROR_TRUE_AT_REST:
+            # no id twice (above), so "the same items, as often" is "the same items"
+            differ = bor(s.has[MIRROR, i] != s.has[SERVER, i] for i in range(self.n))
+            return band(self.at_rest(s), differ)
         lost = bor(
             band(
                 s.has[LOCAL, i],
