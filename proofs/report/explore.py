@@ -100,7 +100,7 @@ def table_lines(rows: list[dict[str, Any]], results: list[Exploration], traces: 
 def _verdict_text(row: dict[str, Any]) -> str:
     """The verdict, its depth, and what it rests on: by construction, or where a
     failure was confirmed on the real class."""
-    text = row["verdict"] + ("" if row["depth"] is None else f" at depth {row['depth']}")
+    text: str = row["verdict"] + ("" if row["depth"] is None else f" at depth {row['depth']}")
     if row["verdict"] == "holds" and row["by_construction"]:
         text += f" (by construction: {row['by_construction']})"
     if row["verdict"] == "counterexample" and row["confirmed"]:

@@ -18,9 +18,6 @@ from model import (
     Verdict,
 )
 from model.environment import ALL as _ALL
-
-#: Every option the adapter interface can drive: it has no connection to drop.
-ALL = attrs.evolve(_ALL, reconnects=False)
 from proofs.adapters.impl import impl_adapter
 from proofs.adapters.impl.adapter import ImplAdapter
 from proofs.engines.conformance.exhaustive import exhaust
@@ -30,6 +27,9 @@ from proofs.engines.conformance.steps import format_steps, parse_steps
 from proofs.engines.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
 from tests.conformance.mutants import MirrorAtSend, NeverResumes
+
+#: Every option the adapter interface can drive: it has no connection to drop.
+ALL = attrs.evolve(_ALL, reconnects=False)
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=cell_id)
