@@ -477,6 +477,8 @@ class Encoding:
         return bor(s[guard] for guard in GUARDS)
 
     def env_literals(self, environment: Environment) -> list[z3.BoolRef]:
+        # an environment enters here, not only through the config: refuse a reconnect
+        refuse_unmodelled(attrs.evolve(self.config, environment=environment))
         if self.specialized:
             assert environment == self.config.environment
             return []
@@ -485,6 +487,7 @@ class Encoding:
 
     def env_key(self, environment: Environment) -> tuple[bool, ...]:
         """The environment's options that matter here (see `relevant_options`)."""
+        refuse_unmodelled(attrs.evolve(self.config, environment=environment))
         flags = _options(environment)
         return tuple(flags[name] for name in OPTION_NAMES if name in self.relevant_options)
 
