@@ -928,7 +928,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -939,7 +939,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         _WHY8,
         "model only",
     ),
-    ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "lock5",
         "server-item-during-replacement",
