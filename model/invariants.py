@@ -150,10 +150,7 @@ def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
     if invariant is Invariant.NO_UNINTENDED_DELETE and not shape.sends_deletes:
         return "the session sends no deletes"
     if invariant is Invariant.NOTHING_TWICE and shape.sends_deletes:
-        return (
-            "the server refuses a create for an id it holds (OpenAI answers an error), "
-            "and a rebuild copies the mirror, which holds each id once"
-        )
+        return "the server refuses a create for an id it holds; a rebuild copies the mirror"
     return None
 
 
