@@ -38,6 +38,9 @@ class Environment:
     timeouts: bool = False
     #: The server can reject any op (answered by an error event).
     rejections: bool = False
+    #: The connection can drop and come back; a shape that rebuilds on reconnect
+    #: does so (a shape with no reconnect of its own is not affected).
+    reconnects: bool = False
 
     def on(self, option: str) -> bool:
         """Whether the option named `option` (`OPTIONS`) is on; KeyError for an unknown one."""
@@ -86,6 +89,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "an ack wait can time out: the push fails and releases its locks, its ops in flight",
     ),
     OptionSpec("rejections", "rejections", "the server can reject any op"),
+    OptionSpec(
+        "reconnects",
+        "reconnects",
+        "the connection drops (ops and events in flight lost) and comes back; a shape that "
+        "rebuilds on reconnect rebuilds the server conversation from its mirror",
+    ),
 )
 OPTIONS_BY_NAME: dict[str, OptionSpec] = {spec.name: spec for spec in OPTIONS}
 OPTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in OPTIONS)
@@ -101,7 +110,9 @@ def _check_options() -> None:
 _check_options()
 
 BASE = Environment()
-ALL = Environment(stale_copies=True, server_items=True, timeouts=True, rejections=True)
+ALL = Environment(
+    stale_copies=True, server_items=True, timeouts=True, rejections=True, reconnects=True
+)
 
 #: The environments the verdict table has a column for: none, each option alone, all.
 ENVIRONMENTS: tuple[Environment, ...] = (
@@ -110,6 +121,7 @@ ENVIRONMENTS: tuple[Environment, ...] = (
     Environment(server_items=True),
     Environment(timeouts=True),
     Environment(rejections=True),
+    Environment(reconnects=True),
     ALL,
 )
 

@@ -1,11 +1,19 @@
-"""The two invariants, each a function from a state to None or a violation.
+"""The four invariants, each a function from a state to None or a violation.
 
 1. No unintended delete: no push ever sends a delete for an item that has been
    acknowledged unless that push intends to remove it.
 2. Agreement at rest: when nothing is in flight, (a) every item the local
    context holds that was pushed (it reached the server, or the server refused
-   its create because the item it was to follow had been deleted) is on the
-   server, and (b) no item a delete removed from the server is back on it.
+   its create because the item it was to follow had been deleted) or that was
+   never sent at all is on the server, and (b) no item a delete removed from
+   the server is back on it (by a create, or by a reconnect's rebuild).
+3. The mirror is true at rest: when nothing is in flight, the session's mirror
+   holds exactly the server conversation's items.
+4. Nothing twice: no item id is ever on the server conversation twice.
+
+"Nothing in flight" (`State.at_rest`): no op, no event, no push under way, no
+request kept back, and a server session active. Invariant 3 compares items
+with their counts, not their order.
 
 Clause (b) is ours: the design's wording of (2) is (a) alone, which misses the
 seed's cleanup finding (a late tool push re-creating a never-played item that
@@ -14,9 +22,12 @@ the cleanup deleted). `docs/invariants.md` says why both clauses are needed.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from attrs import frozen
 
 from model.moves import Config
+from model.shapes import SessionShape
 from model.state import State
 from model.variants import Invariant
 
@@ -62,7 +73,8 @@ def agreement_at_rest(state: State, config: Config) -> Violation | None:
         return None
     for item in state.local:
         pushed = item in state.reached or item in state.refused
-        if pushed and item not in state.server:
+        never_sent = item not in state.sent
+        if (pushed or never_sent) and item not in state.server:
             deleters = sorted(task for task, deleted, _ in state.deletes_sent if deleted == item)
             task = deleters[0] if deleters else None
             site = config.call(task).site if task is not None else None
@@ -71,7 +83,9 @@ def agreement_at_rest(state: State, config: Config) -> Violation | None:
                 item,
                 task,
                 site,
-                f"the local context holds {item} but the server lost it",
+                f"the local context holds {item} but the server lost it"
+                if pushed
+                else f"the local context holds {item}, which was never sent",
             )
     for task, item in sorted(state.recreated):
         if item in state.server:
@@ -83,12 +97,68 @@ def agreement_at_rest(state: State, config: Config) -> Violation | None:
                 site,
                 f"{item} was deleted from the server, and the {site} push created it again",
             )
+    for item in sorted(state.rebuilt):
+        if item in state.server:
+            return Violation(
+                Invariant.AGREEMENT_AT_REST,
+                item,
+                None,
+                None,
+                f"{item} was deleted from the server, and the reconnect's rebuild put it back",
+            )
+    return None
+
+
+def mirror_true_at_rest(state: State, config: Config) -> Violation | None:
+    """Invariant 3 when nothing is in flight: the mirror and the server hold the same
+    items, each as many times."""
+    if not state.at_rest():
+        return None
+    mirror, server = Counter(state.mirror), Counter(state.server)
+    for item in sorted(set(mirror) | set(server)):
+        if mirror[item] != server[item]:
+            where = (
+                "the mirror holds it and the server does not"
+                if server[item] < mirror[item]
+                else "the server holds it and the mirror does not"
+            )
+            if server[item] > 1 and mirror[item]:
+                where = "the server holds it more often than the mirror"
+            return Violation(Invariant.MIRROR_TRUE_AT_REST, item, None, None, f"at rest, {where}")
+    return None
+
+
+def nothing_twice(state: State, config: Config) -> Violation | None:
+    """Invariant 4: an item id on the server conversation twice (the trace shows
+    which pushes sent it)."""
+    counts = Counter(state.server)
+    for item in sorted(counts):
+        if counts[item] > 1:
+            return Violation(
+                Invariant.NOTHING_TWICE,
+                item,
+                None,
+                None,
+                f"the server holds {item} {counts[item]} times",
+            )
+    return None
+
+
+def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
+    """Why `invariant` cannot break under `shape` whatever runs, if it cannot: a
+    verdict says so instead of only "holds"."""
+    if invariant is Invariant.NO_UNINTENDED_DELETE and not shape.sends_deletes:
+        return "the session sends no deletes"
+    if invariant is Invariant.NOTHING_TWICE and shape.sends_deletes:
+        return "the server refuses a create for an id it holds; a rebuild copies the mirror"
     return None
 
 
 CHECKS = {
     Invariant.NO_UNINTENDED_DELETE: no_unintended_delete,
     Invariant.AGREEMENT_AT_REST: agreement_at_rest,
+    Invariant.MIRROR_TRUE_AT_REST: mirror_true_at_rest,
+    Invariant.NOTHING_TWICE: nothing_twice,
 }
 
 

@@ -30,6 +30,8 @@ class MoveKind(enum.Enum):
     MODEL_CREATES = "model-creates"
     LEARN = "learn"
     TIMEOUT = "timeout"
+    DISCONNECT = "disconnect"
+    CONNECT = "connect"
 
 
 class Actor(enum.Enum):
@@ -50,6 +52,8 @@ class Actor(enum.Enum):
     AGENT = "agent"
     #: The clock: an ack wait runs out.
     CLOCK = "clock"
+    #: The connection between session and server: it drops and comes back.
+    NETWORK = "network"
 
 
 class Channel(enum.Enum):
@@ -189,6 +193,24 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_item=False,
             option="timeouts",
             summary="a push's ack wait times out; it fails and releases its locks",
+        ),
+        MoveSpec(
+            MoveKind.DISCONNECT,
+            Actor.NETWORK,
+            names_task=False,
+            names_item=False,
+            option="reconnects",
+            summary="the connection drops: every op and event in flight is lost",
+        ),
+        MoveSpec(
+            MoveKind.CONNECT,
+            Actor.NETWORK,
+            names_task=False,
+            names_item=False,
+            gives=Channel.TO_SERVER,
+            option="reconnects",
+            summary="a new server session: the session rebuilds the server conversation "
+            "from its mirror and re-sends the ops it still awaits",
         ),
     )
 }

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
 
-from attrs import evolve, frozen
+import attrs
+from attrs import evolve, field, frozen
 
 from model.diff import mirror_diff, three_way_diff
 from model.environment import Environment
 from model.move_table import MOVES, MoveKind
 from model.scenarios import Call, Scenario
+from model.shapes import (
+    SHAPES_BY_NAME,
+    Diff,
+    MirrorUpdate,
+    ModelItems,
+    SessionShape,
+    WhileDisconnected,
+)
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
     Event,
@@ -30,12 +39,13 @@ from model.state import (
     insert_after,
     tombstones,
 )
-from model.variants import SessionKind, Variant
+from model.variants import Variant
 
 
 @frozen
 class Config:
-    """What a run of the model is about: the variant, the scenario, the environment."""
+    """What a run of the model is about: the variant, the session shape, the
+    scenario, the environment."""
 
     variant: Variant
     scenario: Scenario
@@ -43,6 +53,12 @@ class Config:
     #: Site records beyond the built-in catalog (e.g. found by `ackguard audit`);
     #: they take precedence over catalog records of the same name.
     extra_sites: tuple[Site, ...] = ()
+    #: The provider session's shape; by default the variant's own.
+    shape: SessionShape = field()
+
+    @shape.default
+    def _default_shape(self) -> SessionShape:
+        return SHAPES_BY_NAME[self.variant.shape]
 
     def call(self, task: int) -> Call:
         """The scenario's call that task `task` runs."""
@@ -65,8 +81,16 @@ class Config:
         return self.variant.local_update(self.site(task))
 
     def three_way(self) -> bool:
-        """Whether the session diffs three ways (no lock, an expected view)."""
-        return self.variant.session is SessionKind.THREE_WAY
+        """Whether the session diffs three ways (an expected view, requests with a base)."""
+        return self.shape.diff is Diff.THREE_WAY
+
+    def inert_options(self) -> frozenset[str]:
+        """The options this config's shape gives nothing to do (`SessionShape.inert_options`)."""
+        return frozenset(name for name, _ in self.shape.inert_options())
+
+    def reconnects(self) -> bool:
+        """Whether the connection can drop here: the option is on and the shape rebuilds."""
+        return self.environment.reconnects and self.shape.reconnects
 
     def options_read(self) -> frozenset[str]:
         """The environment options that can change a move of this config.
@@ -75,7 +99,9 @@ class Config:
         `server-items` adds moves only for a scenario's server pool; an option
         outside this set leaves every run as it is without it.
         """
-        read = {"timeouts", "rejections"}
+        read = {"rejections"} | {
+            name for name in ("timeouts", "reconnects") if name not in self.inert_options()
+        }
         if any(
             self.site(task).request is RequestSource.CALLER_COPY
             for task in range(len(self.scenario.calls))
@@ -88,8 +114,8 @@ class Config:
     def behaviour(self) -> Hashable:
         """All the moves depend on: configs with equal behaviours have the same runs.
 
-        The moves read the variant only through `locks`, `local_update` and
-        `three_way`, and the environment only through `options_read`. Variants
+        The moves read the variant only through `locks` and `local_update`, the
+        shape through its fields, and the environment only through `options_read`. Variants
         that differ only at sites a scenario does not call are therefore the
         same model there (lock3 and lock5 on overlapping-push, which calls
         neither of the two sites only lock5 locks); `verify` checks them once.
@@ -97,7 +123,7 @@ class Config:
         tasks = range(len(self.scenario.calls))
         return (
             self.scenario,
-            self.three_way(),
+            attrs.evolve(self.shape, name="", summary="", source=""),
             tuple((self.site(t), self.locks(t), self.local_update(t)) for t in tasks),
             frozenset(self.environment.options) & self.options_read(),
         )
@@ -132,6 +158,7 @@ def initial_state(config: Config) -> State:
         tasks=tuple(Task() for _ in scenario.calls),
         acked=frozenset(scenario.server),
         reached=frozenset(scenario.server),
+        sent=frozenset(scenario.server),
     )
 
 
@@ -172,7 +199,7 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
             yield Move(MoveKind.WAKE, index), _snapshot(state, config, index)
         elif task.pc is Pc.WAIT_PROVIDER and state.provider_lock.owner == index:
             yield Move(MoveKind.WAKE, index), _diff_and_send(state, config, index)
-        elif task.pc is Pc.WAIT_ACKS and not task.pending:
+        elif (task.pc is Pc.WAIT_ACKS and not task.pending) or task.pc is Pc.WAIT_SEND:
             yield Move(MoveKind.RESUME, index), _finish(state, config, index, Pc.DONE)
 
 
@@ -208,15 +235,18 @@ def _call(state: State, config: Config, index: int, copy: tuple[str, ...]) -> St
 
 
 def _snapshot(state: State, config: Config, index: int) -> State:
-    """Holding the activity lock (or none): copy the mirror, then enter the provider."""
+    """Holding the activity lock (or none): copy the session's context, then enter
+    the provider (its lock only where the shape holds it across acks)."""
     if config.site(index).request is RequestSource.MIRROR_SNAPSHOT:
         call = config.call(index)
+        # a session with a request kept back reports that request as its context
+        seen = state.mirror if state.kept is None else state.kept
         state = state.with_task(
             index,
-            request=_apply(state.mirror, call),
-            base=frozenset(state.mirror) | frozenset(call.drops),
+            request=_apply(seen, call),
+            base=frozenset(seen) | frozenset(call.drops),
         )
-    if config.three_way():
+    if not config.shape.locks_across_acks:
         return _diff_and_send(state, config, index)
     lock = state.provider_lock
     state = evolve(state, provider_lock=lock.take(index))
@@ -228,8 +258,13 @@ def _snapshot(state: State, config: Config, index: int) -> State:
 def _diff_and_send(state: State, config: Config, index: int) -> State:
     """Inside the provider: read the request, diff, send every op, wait for acks."""
     task = state.tasks[index]
+    shape = config.shape
     request = state.local if task.bound_to_local else task.request
     assert request is not None
+    if not state.connected and shape.while_disconnected is WhileDisconnected.KEPT_BACK:
+        # no server session: the request is kept (the latest wins) and the push returns
+        state = evolve(state, kept=request).with_task(index, request=request)
+        return _end(state, config, index, Pc.DONE)
     if config.three_way():
         # merge: what another push deleted on purpose and this caller merely saw
         # is dropped from the request too, and so from the live local context
@@ -241,9 +276,11 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
         ops = three_way_diff(expected, task.base, request, index)
     else:
         ops = mirror_diff(state.mirror, request, index)
+    if not shape.sends_deletes:
+        ops = tuple(op for op in ops if op.kind is OpKind.CREATE)
     keys = frozenset(op.key for op in ops)
     assert len(keys) == len(ops), "a push sends one op per (kind, item)"
-    if not config.three_way():
+    if shape.locks_across_acks:
         # the provider lock admits one waiting push at a time, so acks keyed by
         # item id (as the real session keys its futures) are never ambiguous
         for other, other_task in enumerate(state.tasks):
@@ -256,22 +293,40 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
         to_server=state.to_server + ops,
         outstanding=state.outstanding + ops if config.three_way() else state.outstanding,
         deletes_sent=state.deletes_sent | deletes,
+        sent=state.sent | {op.item for op in ops if op.kind is OpKind.CREATE},
     )
-    state = state.with_task(index, pc=Pc.WAIT_ACKS, pending=keys, request=request)
-    if not ops:
-        return _finish(state, config, index, Pc.DONE)
-    return state
+    if shape.mirror_update is MirrorUpdate.AT_SEND:
+        state = evolve(state, mirror=request)
+    sent = ops if config.reconnects() else ()
+    if shape.waits_for_acks:
+        state = state.with_task(index, pc=Pc.WAIT_ACKS, pending=keys, request=request, ops=sent)
+        return state if ops else _finish(state, config, index, Pc.DONE)
+    state = state.with_task(index, pc=Pc.WAIT_SEND, request=request, ops=sent)
+    if ops and shape.mirror_update is MirrorUpdate.ON_RETURN:
+        # the send awaits: the mirror is set only when it returns, a step later
+        return state
+    return _finish(state, config, index, Pc.DONE)
 
 
 def _finish(state: State, config: Config, index: int, pc: Pc) -> State:
-    """The push returns (or raises): release both locks, then the local update after it."""
+    """The push returns (or raises): a shape that sets its mirror on return does so
+    for a push that succeeded, then `_end`."""
+    if pc is Pc.DONE and config.shape.mirror_update is MirrorUpdate.ON_RETURN:
+        request = state.tasks[index].request
+        assert request is not None
+        state = evolve(state, mirror=request)
+    return _end(state, config, index, pc)
+
+
+def _end(state: State, config: Config, index: int, pc: Pc) -> State:
+    """Release both locks, then the local update after the push."""
     if state.provider_lock.owner == index:
         state = evolve(state, provider_lock=state.provider_lock.release())
     if state.activity_lock.owner == index:
         state = evolve(state, activity_lock=state.activity_lock.release())
     if config.local_update(index) is LocalUpdate.AFTER_PUSH:
         state = evolve(state, local=_upsert(state.local, config.call(index).adds))
-    return state.with_task(index, pc=pc, pending=frozenset())
+    return state.with_task(index, pc=pc, pending=frozenset(), ops=())
 
 
 def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:
@@ -334,20 +389,20 @@ def _replace_task(tasks: tuple[Task, ...], index: int, task: Task) -> tuple[Task
 
 def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
     env = config.environment
-    if state.to_server:
+    if state.to_server and state.connected:
         op = state.to_server[0]
-        yield Move(MoveKind.SERVER_APPLY, op.task, op.item), _server_apply(state)
+        yield Move(MoveKind.SERVER_APPLY, op.task, op.item), _server_apply(state, config)
         if _enabled(env, MoveKind.SERVER_REJECT):
             yield Move(MoveKind.SERVER_REJECT, op.task, op.item), _server_reject(state, op)
     if state.to_client:
         event = state.to_client[0]
         yield (
             Move(MoveKind.CLIENT_APPLY, event.task, event.item),
-            _client_apply(state, config.three_way()),
+            _client_apply(state, config),
         )
     if _enabled(env, MoveKind.MODEL_CREATES):
         pool = config.scenario.server_pool
-        if state.created < len(pool):
+        if state.created < len(pool) and state.connected:
             item = pool[state.created]
             yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
         for item in pool[: state.created]:
@@ -362,6 +417,42 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         for index, task in enumerate(state.tasks):
             if task.pc is Pc.WAIT_ACKS and task.pending:
                 yield Move(MoveKind.TIMEOUT, index), _finish(state, config, index, Pc.FAILED)
+    if config.reconnects():
+        if state.connected:
+            yield Move(MoveKind.DISCONNECT), _disconnect(state)
+        else:
+            yield Move(MoveKind.CONNECT), _connect(state)
+
+
+def _disconnect(state: State) -> State:
+    """The connection drops: every op and event in flight is lost."""
+    return evolve(state, connected=False, to_server=(), to_client=())
+
+
+def _connect(state: State) -> State:
+    """A new server session, as the rebuilding sessions open one: a request kept back
+    becomes the mirror, the server conversation is built from the mirror, and the
+    ops still awaited go again after it (then those queued while disconnected)."""
+    mirror = state.mirror if state.kept is None else state.kept
+    resend = tuple(
+        op
+        for task in state.tasks
+        if task.pc is Pc.WAIT_ACKS
+        for op in task.ops
+        if op.key in task.pending and op not in state.to_server
+    )
+    items = frozenset(mirror)
+    return evolve(
+        state,
+        connected=True,
+        kept=None,
+        mirror=mirror,
+        server=mirror,
+        to_server=resend + state.to_server,
+        reached=state.reached | items,
+        sent=state.sent | items,
+        rebuilt=state.rebuilt | (items & state.removed),
+    )
 
 
 def _enabled(env: Environment, kind: MoveKind) -> bool:
@@ -370,9 +461,13 @@ def _enabled(env: Environment, kind: MoveKind) -> bool:
     return option is None or env.on(option)
 
 
-def _server_apply(state: State) -> State:
+def _server_apply(state: State, config: Config) -> State:
     op, rest = state.to_server[0], state.to_server[1:]
     server = state.server
+    if not config.shape.sends_deletes:
+        # an append: no anchor and no id the server checks, so it goes at the tail,
+        # even for an item the server holds already
+        return _placed(state, op, (*server, op.item))
     if op.kind is OpKind.DELETE:
         if op.item not in server:
             return _reject(state, op)
@@ -388,13 +483,17 @@ def _server_apply(state: State) -> State:
     if op.after is not None and op.after not in server:
         refused = state.refused | {op.item} if op.after in state.removed else state.refused
         return evolve(_reject(state, op), refused=refused)
-    placed = insert_after(server, op.item, op.after)
+    return _placed(state, op, insert_after(server, op.item, op.after))
+
+
+def _placed(state: State, op: Op, placed: tuple[str, ...]) -> State:
+    """The server holds `placed` after applying create `op`, and says so."""
     recreated = (
         state.recreated | {(op.task, op.item)} if op.item in state.removed else state.recreated
     )
     return evolve(
         state,
-        to_server=rest,
+        to_server=state.to_server[1:],
         server=placed,
         reached=state.reached | {op.item},
         recreated=recreated,
@@ -420,25 +519,34 @@ def _model_creates(state: State, item: str) -> State:
         state,
         server=(*state.server, item),
         reached=state.reached | {item},
+        sent=state.sent | {item},
         created=state.created + 1,
         to_client=(*state.to_client, Event(EventKind.ADDED, item, after=after)),
     )
 
 
-def _client_apply(state: State, three_way: bool) -> State:
-    """The session applies the next event to its mirror and resolves the ack it answers."""
+def _client_apply(state: State, config: Config) -> State:
+    """The session applies the next event to its mirror (where the shape's mirror
+    follows events, or its own handlers take the model's items) and resolves the
+    ack it answers."""
     event, rest = state.to_client[0], state.to_client[1:]
     state = evolve(state, to_client=rest)
+    shape = config.shape
+    three_way = config.three_way()
+    on_events = shape.mirror_update is MirrorUpdate.ON_EVENTS
     if event.kind is EventKind.ADDED:
-        mirror = state.mirror
-        if event.item not in mirror:
-            mirror = insert_after(mirror, event.item, event.after)
-        state = evolve(state, mirror=mirror, acked=state.acked | {event.item})
+        by_session = event.task is None and shape.model_items is ModelItems.BY_SESSION
+        if on_events or by_session:
+            mirror = state.mirror
+            if event.item not in mirror:
+                mirror = insert_after(mirror, event.item, event.after)
+            state = evolve(state, mirror=mirror, acked=state.acked | {event.item})
         key = (OpKind.CREATE, event.item)
     elif event.kind is EventKind.DELETED:
-        mirror = tuple(item for item in state.mirror if item != event.item)
-        gone = state.gone | {event.item} if three_way else state.gone
-        state = evolve(state, mirror=mirror, gone=gone)
+        if on_events:
+            mirror = tuple(item for item in state.mirror if item != event.item)
+            gone = state.gone | {event.item} if three_way else state.gone
+            state = evolve(state, mirror=mirror, gone=gone)
         key = (OpKind.DELETE, event.item)
     else:
         assert event.op is not None

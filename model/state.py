@@ -68,12 +68,17 @@ class Pc(enum.Enum):
     WAIT_ACTIVITY = "wait-activity-lock"
     WAIT_PROVIDER = "wait-provider-lock"
     WAIT_ACKS = "wait-acks"
+    #: Sent, and awaiting the send itself (a session whose append awaits and that
+    #: sets its mirror when it returns).
+    WAIT_SEND = "wait-send"
     DONE = "done"
     #: The push ended with an error: its ack wait timed out.
     FAILED = "failed"
 
 
-RUNNING: frozenset[Pc] = frozenset({Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS})
+RUNNING: frozenset[Pc] = frozenset(
+    {Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND}
+)
 
 
 @frozen
@@ -117,6 +122,8 @@ class Task:
     base: frozenset[str] = frozenset()
     #: Acks the task waits for, by (kind, item).
     pending: frozenset[tuple[OpKind, str]] = frozenset()
+    #: The ops it sent, kept only where a reconnect re-sends those still awaited.
+    ops: tuple[Op, ...] = ()
 
 
 @frozen
@@ -141,6 +148,11 @@ class State:
     outstanding: tuple[Op, ...] = ()
     #: Items whose deletion the client has seen acknowledged (three-way only).
     gone: frozenset[str] = frozenset()
+    #: Whether a server session is active (false only between a drop and the
+    #: reconnect, under the `reconnects` option).
+    connected: bool = True
+    #: A request kept back while no server session is active (kept-back shapes).
+    kept: tuple[str, ...] | None = None
     # -- ghost state, read only by the invariants --
     #: Items the client has seen acknowledged (in the mirror at the start or added by an event).
     acked: frozenset[str] = frozenset()
@@ -155,6 +167,11 @@ class State:
     refused: frozenset[str] = frozenset()
     #: Creates the server applied for an item it had removed before: (task, item).
     recreated: frozenset[tuple[int, str]] = frozenset()
+    #: Items a create was ever sent for, or that were on the server (initially, by
+    #: the model, by a rebuild): an item of the local context outside it was never sent.
+    sent: frozenset[str] = frozenset()
+    #: Items a delete had removed that a reconnect's rebuild put back on the server.
+    rebuilt: frozenset[str] = frozenset()
 
     def with_task(self, index: int, **changes: Any) -> State:
         """This state with the fields of task `index` changed and every other task kept."""
@@ -163,9 +180,12 @@ class State:
         return evolve(self, tasks=tuple(tasks))
 
     def at_rest(self) -> bool:
-        """Nothing in flight: no op, no event, no push under way."""
+        """Nothing in flight: no op, no event, no push under way, no request kept
+        back, and a server session active."""
         return (
-            not self.to_server
+            self.connected
+            and self.kept is None
+            and not self.to_server
             and not self.to_client
             and all(task.pc not in RUNNING for task in self.tasks)
         )

@@ -12,11 +12,17 @@ import enum
 from attrs import frozen
 
 from model.environment import BASE, Environment
+from model.shape_verdicts import SHAPE_FAILURES
+from model.shapes import SHAPES_BY_NAME, Diff, SessionShape
 from model.sites import FIVE_SITES, SITES_BY_NAME, THREE_SNAPSHOT_SITES, LocalUpdate, Site
 
 
 class SessionKind(enum.Enum):
-    """How the provider session turns a requested context into ops."""
+    """The diff of a variant's default session shape, as two values.
+
+    Kept for readers that predate session shapes (`impl.policy`, the first-order
+    engine); the model itself reads `model.shapes.SessionShape` fields.
+    """
 
     #: Under its own lock: diff the request against the mirror as it is at that
     #: moment, send, and hold the lock until every op is acknowledged.
@@ -31,6 +37,8 @@ class Invariant(enum.Enum):
 
     NO_UNINTENDED_DELETE = "no-unintended-delete"
     AGREEMENT_AT_REST = "agreement-at-rest"
+    MIRROR_TRUE_AT_REST = "mirror-true-at-rest"
+    NOTHING_TWICE = "nothing-twice"
 
 
 class Verdict(enum.Enum):
@@ -52,6 +60,10 @@ class KnownFailure:
     invariant: Invariant
     needs: Environment = BASE
     why: str = ""
+    #: The session shape it is found under (`model.shapes`).
+    shape: str = "openai"
+    #: "confirmed" when reproduced on the real class, else "model only".
+    confirmed: str = "model only"
 
 
 @frozen
@@ -62,14 +74,24 @@ class Variant:
     name: str
     summary: str
     locked_sites: frozenset[str]
-    session: SessionKind = SessionKind.MIRROR_DIFF
+    #: The session shape a configuration of this variant has unless told otherwise.
+    shape: str = "openai"
+    #: The shapes it makes sense with: the agent-side locking variants go with any
+    #: real session; the three-way variant is the three-way session shape.
+    shapes: tuple[str, ...] = ("openai", "duplex", "duplex-await", "gemini")
     #: (site name, local update) pairs that replace the site's own timing.
     local_update_overrides: tuple[tuple[str, LocalUpdate], ...] = ()
     known_failures: tuple[KnownFailure, ...] = ()
 
+    @property
+    def session(self) -> SessionKind:
+        """The diff of the default shape, for readers that predate shapes."""
+        three_way = SHAPES_BY_NAME[self.shape].diff is Diff.THREE_WAY
+        return SessionKind.THREE_WAY if three_way else SessionKind.MIRROR_DIFF
+
     def locks(self, site: Site) -> bool:
-        """Whether `site` holds the activity lock (a three-way session takes none)."""
-        return self.session is SessionKind.MIRROR_DIFF and site.name in self.locked_sites
+        """Whether `site` holds the activity lock."""
+        return site.name in self.locked_sites
 
     def local_update(self, site: Site) -> LocalUpdate:
         """When `site` changes the local context: an override, else the site's own."""
@@ -78,16 +100,38 @@ class Variant:
                 return update
         return site.local_update
 
-    def expected(self, scenario: str, environment: Environment, invariant: Invariant) -> Verdict:
+    def expected(
+        self,
+        scenario: str,
+        environment: Environment,
+        invariant: Invariant,
+        shape: str | None = None,
+    ) -> Verdict:
         """The verdict the catalog expects, so a changed result shows as a surprise."""
+        return (
+            Verdict.COUNTEREXAMPLE
+            if self.known_failure(scenario, environment, invariant, shape) is not None
+            else Verdict.HOLDS
+        )
+
+    def known_failure(
+        self,
+        scenario: str,
+        environment: Environment,
+        invariant: Invariant,
+        shape: str | None = None,
+    ) -> KnownFailure | None:
+        """The catalog's record of the failure expected there, if one is."""
+        wanted = self.shape if shape is None else shape
         for failure in self.known_failures:
             if (
                 failure.scenario == scenario
                 and failure.invariant is invariant
+                and failure.shape == wanted
                 and environment.covers(failure.needs)
             ):
-                return Verdict.COUNTEREXAMPLE
-        return Verdict.HOLDS
+                return failure
+        return None
 
 
 _INV1 = Invariant.NO_UNINTENDED_DELETE
@@ -177,6 +221,17 @@ _LOCK_CANNOT_FIX: tuple[KnownFailure, ...] = (
     ),
 )
 
+
+def _found(variant: str) -> tuple[KnownFailure, ...]:
+    """The explorer's failures of `variant` under the other session shapes and the
+    reconnect option (`model.shape_verdicts`), as records."""
+    return tuple(
+        KnownFailure(scenario, Invariant(invariant), Environment.of(needs), why, shape, confirmed)
+        for name, scenario, invariant, needs, shape, why, confirmed in SHAPE_FAILURES
+        if name == variant
+    )
+
+
 VARIANTS: tuple[Variant, ...] = (
     Variant(
         name="unlocked",
@@ -205,6 +260,7 @@ VARIANTS: tuple[Variant, ...] = (
             ),
             *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
+            *_found("unlocked"),
         ),
     ),
     Variant(
@@ -228,26 +284,28 @@ VARIANTS: tuple[Variant, ...] = (
             ),
             *_LATE_UPSERT,
             *_LOCK_CANNOT_FIX,
+            *_found("lock3"),
         ),
     ),
     Variant(
         name="lock5",
         summary="activity lock on all five sites (livekit-agents 1.8.9)",
         locked_sites=FIVE_SITES,
-        known_failures=(*_LATE_UPSERT, *_LOCK_CANNOT_FIX),
+        known_failures=(*_LATE_UPSERT, *_LOCK_CANNOT_FIX, *_found("lock5")),
     ),
     Variant(
         name="lock5-hoisted",
         summary="lock5, and the user turn adds its message locally before its push",
         locked_sites=FIVE_SITES,
         local_update_overrides=(("user-turn", LocalUpdate.BEFORE_PUSH),),
-        known_failures=_LOCK_CANNOT_FIX,
+        known_failures=(*_LOCK_CANNOT_FIX, *_found("lock5-hoisted")),
     ),
     Variant(
         name="three-way",
         summary="ackguard's design: expected view, requests with a base, three-way diff",
         locked_sites=frozenset(),
-        session=SessionKind.THREE_WAY,
+        shape="three-way",
+        shapes=("three-way",),
     ),
 )
 
@@ -261,6 +319,26 @@ def _check_catalog() -> None:
         )
         if unknown:
             raise ValueError(f"variant {variant.name} names unknown sites {sorted(unknown)}")
+        shapes = {variant.shape, *variant.shapes, *(f.shape for f in variant.known_failures)}
+        if shapes - set(SHAPES_BY_NAME) or variant.shape not in variant.shapes:
+            raise ValueError(f"variant {variant.name} names unknown or unmeant shapes")
 
 
 _check_catalog()
+
+
+#: Every meaningful (variant, session shape) pair, variants in catalog order.
+CONFIGURATIONS: tuple[tuple[Variant, SessionShape], ...] = tuple(
+    (variant, SHAPES_BY_NAME[name]) for variant in VARIANTS for name in variant.shapes
+)
+
+
+def configurations(
+    variants: tuple[str, ...] = (), shapes: tuple[str, ...] = ()
+) -> tuple[tuple[Variant, SessionShape], ...]:
+    """The meaningful pairs, narrowed to the named variants and shapes (empty: all)."""
+    return tuple(
+        (variant, shape)
+        for variant, shape in CONFIGURATIONS
+        if (not variants or variant.name in variants) and (not shapes or shape.name in shapes)
+    )

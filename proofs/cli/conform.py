@@ -6,12 +6,14 @@ import argparse
 import json
 import logging
 
-from model import Environment
+from model import SHAPES_BY_NAME, Environment
 from proofs.adapters import adapter_factory
+from proofs.adapters.impl import IMPLEMENTED_SHAPES
 from proofs.cli import options as choices
 from proofs.engines.conformance.adapter import AdapterFactory
 from proofs.engines.conformance.machine import conformance_machine, machine_settings
 from proofs.engines.conformance.run import DEFAULT_DEPTH, VariantReport, check_variant
+from proofs.errors import UnsupportedConfig
 from proofs.report.conform import table_lines, variant_json
 
 _EXAMPLE = """\
@@ -38,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EXAMPLE,
     )
     choices.add_catalog_arguments(parser)
+    choices.add_session_argument(parser)
     parser.add_argument(
         "--environment",
         action="append",
@@ -64,6 +67,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     variants = choices.variants(args.variant)
     scenarios = choices.scenarios(args.scenario)
+    if args.session:
+        pairs = choices.pairs(variants, choices.sessions(args.session))
+    else:
+        pairs = [(variant, SHAPES_BY_NAME[variant.shape]) for variant in variants]
+    for _, shape in pairs:
+        if shape.name not in IMPLEMENTED_SHAPES:
+            raise UnsupportedConfig(
+                f"the impl adapter implements the {' and '.join(IMPLEMENTED_SHAPES)} session "
+                f"shapes, not {shape.name}; the explorer checks {shape.name}"
+            )
     environments: list[Environment] | None = None
     if args.environment:
         environments = choices.environments(args.environment)
@@ -73,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     quiet.setLevel(logging.ERROR)  # timeouts and rejections are logged by design
     try:
         reports = [
-            check_variant(v, scenarios, environments, args.depth, factory=factory) for v in variants
+            check_variant(v, scenarios, environments, args.depth, factory=factory, shape=shape)
+            for v, shape in pairs
         ]
         hypothesis_failures = (
             _hypothesis(reports, args.hypothesis, factory) if args.hypothesis else {}

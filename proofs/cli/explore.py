@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from model import SITES_BY_NAME, Config, Environment, Site
+from model import SHAPES_BY_NAME, SITES_BY_NAME, Config, Environment, Site
 from model.environment import OPTION_NAMES
 from proofs.cli import options as choices
 from proofs.engines.executors import dask_executor, local_pool
@@ -28,7 +28,7 @@ examples:
   ackguard explore --sweep 2 --sites sites.json --scheduler tcp://10.0.0.5:8786
 
 exit status: 0 when every verdict matches the catalog's expectation (with --sites: when
-every pair of sites keeps both invariants; with --sweep: when no mix fails), 1 when one does
+every pair of sites keeps every invariant; with --sweep: when no mix fails), 1 when one does
 not, 2 on bad input (a site file that does not follow
 proofs/schemas/site-file.schema.json), 130 on Ctrl-C (after printing what was explored,
 marked incomplete)."""
@@ -46,12 +46,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EXAMPLE,
     )
     choices.add_catalog_arguments(parser)
+    choices.add_session_argument(parser)
     parser.add_argument(
         "--environment",
         action="append",
         metavar="E",
         help="repeatable: every scenario runs under each one given; base, all, or options "
-        "joined by '+' (stale-copies, server-items, timeouts, rejections)",
+        "joined by '+' (stale-copies, server-items, timeouts, rejections, reconnects)",
     )
     parser.add_argument(
         "--sites",
@@ -117,9 +118,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         variants = choices.variants(args.variant)
         scenarios = choices.scenarios(args.scenario)
+    # a site file is about the agent's lock discipline: its own variant's shape
+    # unless --session asks for others
+    shapes = (
+        choices.sessions(args.session)
+        if args.session or args.sites is None
+        else [SHAPES_BY_NAME[variant.shape] for variant in variants]
+    )
     configs = [
-        Config(variant, scenario, environment, extra_sites)
-        for variant in variants
+        Config(variant, scenario, environment, extra_sites, shape)
+        for variant, shape in choices.pairs(variants, shapes)
         for scenario in scenarios
         for environment in (forced or [scenario.environment])
     ]
@@ -158,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sites is not None:
         broken = sum(row["verdict"] == "counterexample" for row in rows)
         print(
-            f"every pair of sites in {args.sites} keeps both invariants {counts}"
+            f"every pair of sites in {args.sites} keeps every invariant {counts}"
             if matched
             else f"{broken} cells have counterexamples: the lock discipline in "
             f"{args.sites} does not keep the invariants {counts}"
@@ -235,6 +243,9 @@ _IDLE_BECAUSE = {
     "has one",
     "stale-copies": "none of these scenarios calls a caller-copy site (a replacement), so "
     "every verdict is the one without it",
+    "reconnects": "none of these session shapes has a reconnect of its own, so the option "
+    "does not apply",
+    "timeouts": "none of these session shapes waits for acks, so none can time out",
 }
 
 

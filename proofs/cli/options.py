@@ -9,7 +9,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from model import ENVIRONMENTS, SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Environment, Scenario, Variant
+from model import (
+    ENVIRONMENTS,
+    SCENARIOS_BY_NAME,
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Environment,
+    Scenario,
+    SessionShape,
+    Variant,
+)
 from model import parse_environment as _parse_environment
 from proofs.errors import UsageError
 
@@ -33,6 +42,37 @@ def variants(names: list[str] | None) -> list[Variant]:
 
 def scenarios(names: list[str] | None) -> list[Scenario]:
     return pick("scenario", names, SCENARIOS_BY_NAME)
+
+
+def add_session_argument(parser: argparse.ArgumentParser) -> None:
+    """`--session NAME`, repeatable: the provider session shapes to check."""
+    parser.add_argument(
+        "--session",
+        action="append",
+        metavar="NAME",
+        help=f"repeatable: a provider session shape ({', '.join(SHAPES_BY_NAME)}); default: "
+        "every shape each variant goes with",
+    )
+
+
+def sessions(names: list[str] | None) -> list[SessionShape]:
+    """The named session shapes (UsageError, one line, for an unknown name), or all."""
+    return pick("session", names, SHAPES_BY_NAME)
+
+
+def pairs(
+    variants: list[Variant], shapes: list[SessionShape]
+) -> list[tuple[Variant, SessionShape]]:
+    """The meaningful (variant, shape) pairs of the chosen ones; UsageError when none is."""
+    chosen = [
+        (variant, shape) for variant in variants for shape in shapes if shape.name in variant.shapes
+    ]
+    if not chosen:
+        raise UsageError(
+            f"no chosen variant goes with session {', '.join(s.name for s in shapes)} "
+            "(the three-way variant is the three-way session; the others go with the rest)"
+        )
+    return chosen
 
 
 def environments(names: list[str] | None) -> list[Environment]:

@@ -26,19 +26,26 @@ import model.diff as _diff
 import model.moves as _moves
 import model.state as _state
 from model import (
+    Acks,
     Config,
+    Diff,
     Event,
     EventKind,
     LocalUpdate,
     Lock,
+    MirrorUpdate,
+    ModelItems,
     Move,
     MoveKind,
     Op,
     OpKind,
     Pc,
     RequestSource,
+    Sends,
+    SessionLock,
     State,
     Task,
+    WhileDisconnected,
     no_unintended_delete,
 )
 from model.move_table import MOVES
@@ -65,7 +72,7 @@ _EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJ
 #: Positions of the fields in a compact state (a plain tuple).
 SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
 CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
-REFUSED, RECREATED = 16, 17
+REFUSED, RECREATED, SENT = 16, 17, 18
 
 #: A task: (pc, copy, request, bound to the live local context, pending-ack mask).
 IDLE_TASK: tuple[Any, ...] = (IDLE, None, None, False, 0)
@@ -134,6 +141,7 @@ class _Scratch:
         "recreated",
         "refused",
         "removed",
+        "sent",
         "server",
         "tasks",
         "to_client",
@@ -160,6 +168,7 @@ class _Scratch:
             self.bad,
             self.refused,
             self.recreated,
+            self.sent,
         ) = s
         self.tasks = list(tasks)
 
@@ -183,13 +192,44 @@ class _Scratch:
             self.bad,
             self.refused,
             self.recreated,
+            self.sent,
         )
+
+
+def unsupported(config: Config) -> str | None:
+    """Why the compact encoding cannot explore `config`, or None when it can.
+
+    It encodes the two session shapes the explorer had before shapes were data
+    (a mirror on item events with a lock across acks and the mirror diff, or no
+    lock and the three-way diff; creates and deletes; acks awaited; the model's
+    items as events; nothing kept back) and no reconnect. The explorer runs any
+    other config on the readable model.
+    """
+    shape = config.shape
+    plain = (
+        shape.mirror_update is MirrorUpdate.ON_EVENTS
+        and shape.sends is Sends.CREATES_AND_DELETES
+        and shape.acks is Acks.AWAITED
+        and shape.model_items is ModelItems.AS_EVENTS
+        and shape.while_disconnected is WhileDisconnected.NONE
+    )
+    lock = shape.session_lock is (
+        SessionLock.NONE if shape.diff is Diff.THREE_WAY else SessionLock.ACROSS_ACKS
+    )
+    if not (plain and lock):
+        return f"the compact encoding has no session shape like {shape.name}"
+    if config.reconnects():
+        return "the compact encoding has no reconnect"
+    return None
 
 
 class CompactModel:
     """The successor function of one `Config` on compact states."""
 
     def __init__(self, config: Config) -> None:
+        reason = unsupported(config)
+        if reason is not None:
+            raise ValueError(reason)
         self.config = config
         scenario = config.scenario
         self.names: tuple[str, ...] = scenario.items()
@@ -225,6 +265,8 @@ class CompactModel:
 
     def encode(self, state: State) -> CState:
         """The compact state of a readable one: what the moves and invariants read."""
+        assert state.connected and state.kept is None and not state.rebuilt, "no reconnect here"
+        assert all(not task.ops for task in state.tasks), "ops are kept only for a reconnect"
         ids = self.ids
 
         def seq(items: Iterable[str]) -> tuple[int, ...]:
@@ -279,6 +321,7 @@ class CompactModel:
             no_unintended_delete(state, self.config) is not None,
             mask(state.refused),
             mask(item for _, item in state.recreated),
+            mask(state.sent),
         )
 
     def key_mask(self, keys: Iterable[tuple[OpKind, str]]) -> int:
@@ -306,11 +349,27 @@ class CompactModel:
                 return False
         on_server = _mask(s[SERVER])
         pushed = s[REACHED] | s[REFUSED]
+        sent = s[SENT]
         for item in s[LOCAL]:
             bit = 1 << item
-            if pushed & bit and not on_server & bit:
+            if (pushed & bit or not sent & bit) and not on_server & bit:
                 return True
         return bool(s[RECREATED] & on_server)
+
+    @staticmethod
+    def untrue_mirror_at_rest(s: CState) -> bool:
+        """Invariant 3 is broken: at rest, the mirror and the server hold other items."""
+        if s[TO_SERVER] or s[TO_CLIENT]:
+            return False
+        for task in s[TASKS]:
+            if IDLE < task[0] < FINISHED:
+                return False
+        return sorted(s[MIRROR]) != sorted(s[SERVER])
+
+    @staticmethod
+    def twice(s: CState) -> bool:
+        """Invariant 4 is broken: an item id is on the server twice."""
+        return len(set(s[SERVER])) != len(s[SERVER])
 
     # -- moves ----------------------------------------------------------------
 
@@ -425,6 +484,9 @@ class CompactModel:
         for kind, item, _, _ in ops:
             if kind == DELETE and (acked >> item) & 1 and item not in drops:
                 w.bad = True
+        for kind, item, _, _ in ops:
+            if kind == CREATE:
+                w.sent |= 1 << item
         if ops:
             w.to_server = w.to_server + ops
             if self.three_way:
@@ -544,6 +606,7 @@ class CompactModel:
                 after = w.server[-1] if w.server else NONE
                 w.server = (*w.server, item)
                 w.reached |= 1 << item
+                w.sent |= 1 << item
                 w.created = created + 1
                 w.to_client = (*w.to_client, (ADDED, item, after, NONE, NONE))
                 out.append(((MoveKind.MODEL_CREATES, None, item), w.freeze()))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from attrs import frozen
 
 from model import Config, Invariant, Verdict, Violation, check, initial_state, step
-from proofs.engines.compact import CMove, CompactModel, CState
+from proofs.engines.compact import CMove, CompactModel, CState, unsupported
 from proofs.engines.symmetry import Perm, Symmetry, compose, identity, inverse, rename, rename_move
 from proofs.engines.trace import Step, Trace
 from proofs.errors import InternalError
@@ -60,7 +60,16 @@ def explore(
     max_states: int | None = None,
     symmetry: bool = True,
 ) -> Exploration:
-    """Explore every reachable state, or until each invariant has a shortest violation."""
+    """Explore every reachable state, or until each invariant has a shortest violation.
+
+    A config the compact encoding does not cover (`compact.unsupported`: another
+    session shape, or a reconnect) is explored on the readable model's own states,
+    without symmetry reduction: slower, and exact by construction.
+    """
+    if unsupported(config) is not None:
+        from proofs.engines.explore_readable import explore_readable
+
+        return explore_readable(config, invariants, max_states)
     started = time.perf_counter()
     model = CompactModel(config)
     sym = Symmetry(model) if symmetry else None
@@ -69,6 +78,8 @@ def explore(
     checks: dict[Invariant, Callable[[CState], bool]] = {
         Invariant.NO_UNINTENDED_DELETE: model.unintended_delete,
         Invariant.AGREEMENT_AT_REST: model.disagreement_at_rest,
+        Invariant.MIRROR_TRUE_AT_REST: model.untrue_mirror_at_rest,
+        Invariant.NOTHING_TWICE: model.twice,
     }
     start = model.initial()
     start_perm: Perm | None = None

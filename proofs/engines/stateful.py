@@ -59,6 +59,14 @@ def model_machine(config: Config) -> type[RuleBasedStateMachine]:
         def agreement_at_rest(self) -> None:
             self._check(Invariant.AGREEMENT_AT_REST)
 
+        @invariant()
+        def mirror_true_at_rest(self) -> None:
+            self._check(Invariant.MIRROR_TRUE_AT_REST)
+
+        @invariant()
+        def nothing_twice(self) -> None:
+            self._check(Invariant.NOTHING_TWICE)
+
         def _check(self, which: Invariant) -> None:
             violation = check(self.state, config, which)
             if violation is not None:
@@ -69,7 +77,10 @@ def model_machine(config: Config) -> type[RuleBasedStateMachine]:
         setattr(ModelMachine, kind.name.lower(), _rule_for(kind))
 
     ModelMachine.__name__ = (
-        (f"Model_{config.variant.name}_{config.scenario.name}_{config.environment.name}")
+        (
+            f"Model_{config.variant.name}_{config.shape.name}_{config.scenario.name}_"
+            f"{config.environment.name}"
+        )
         .replace("-", "_")
         .replace("+", "_")
     )

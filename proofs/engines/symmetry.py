@@ -32,6 +32,7 @@ from proofs.engines.compact import (
     RECREATED,
     REFUSED,
     REMOVED,
+    SENT,
     SERVER,
     TASKS,
     TO_CLIENT,
@@ -134,7 +135,7 @@ class Symmetry:
         pc, copy, request, bound, pending = task
         bits = tuple(
             tuple((s[field] >> item) & 1 for item in self.model.adds[index])
-            for field in (ACKED, REACHED, REMOVED, REFUSED, RECREATED, GONE)
+            for field in (ACKED, REACHED, REMOVED, REFUSED, RECREATED, GONE, SENT)
         )
         return (pc, bound, copy or (), request is None, request or (), pending, bits)
 
@@ -256,4 +257,5 @@ def rename(s: CState, perm: Perm) -> CState:
         s[15],
         _mask(s[REFUSED], imap),
         _mask(s[RECREATED], imap),
+        _mask(s[SENT], imap),
     )

@@ -18,7 +18,16 @@ def cell_verdict(cell: CellReport) -> str:
 
 def table_lines(reports: list[VariantReport], hypothesis: dict[str, list[str]]) -> list[str]:
     out: list[str] = []
-    header = ("variant", "scenario", "environment", "sequences", "mismatches", "breaks", "verdict")
+    header = (
+        "variant",
+        "session",
+        "scenario",
+        "environment",
+        "sequences",
+        "mismatches",
+        "breaks",
+        "verdict",
+    )
     rows = [header]
     for report in reports:
         for cell in report.cells:
@@ -28,6 +37,7 @@ def table_lines(reports: list[VariantReport], hypothesis: dict[str, list[str]]) 
             rows.append(
                 (
                     report.variant.name,
+                    cell.config.shape.name,
                     cell.config.scenario.name,
                     cell.config.environment.name,
                     str(cell.exhaustion.sequences),
@@ -49,6 +59,8 @@ def table_lines(reports: list[VariantReport], hypothesis: dict[str, list[str]]) 
             f"{reproduced}/{len(traces)} explorer counterexamples reproduced, "
             f"{report.seconds:.2f} s"
         )
+    for note in dict.fromkeys(note for report in reports for note in report.notes):
+        out.append(f"note: {note}")
     for report in reports:
         for cell in report.cells:
             where = (
@@ -112,6 +124,8 @@ def variant_json(report: VariantReport, hypothesis: dict[str, list[str]]) -> dic
     traces = [trace for cell in report.cells for trace in cell.traces]
     return {
         "variant": report.variant.name,
+        "sessions": sorted({cell.config.shape.name for cell in report.cells}),
+        "notes": list(report.notes),
         "sequences": report.sequences,
         "mismatches": mismatches,
         "violations": violations,

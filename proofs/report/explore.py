@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import by_construction
 from proofs.engines.explore import Exploration
 from proofs.engines.sweep import CellResult, MixResult
 from proofs.report.render import trace_json, trace_lines
@@ -11,14 +12,25 @@ from proofs.report.render import trace_json, trace_lines
 
 def rows(result: Exploration) -> list[dict[str, Any]]:
     config = result.config
+    shape = config.shape
+    inert = [
+        f"{name} does not apply: {why}"
+        for name, why in shape.inert_options()
+        if config.environment.on(name)
+    ]
     rows = []
     for finding in result.findings:
         expected = config.variant.expected(
-            config.scenario.name, config.environment, finding.invariant
+            config.scenario.name, config.environment, finding.invariant, shape.name
         )
+        known = config.variant.known_failure(
+            config.scenario.name, config.environment, finding.invariant, shape.name
+        )
+        basis = by_construction(finding.invariant, shape)
         rows.append(
             {
                 "variant": config.variant.name,
+                "session": shape.name,
                 "scenario": config.scenario.name,
                 "environment": config.environment.name,
                 "invariant": finding.invariant.value,
@@ -29,6 +41,9 @@ def rows(result: Exploration) -> list[dict[str, Any]]:
                 "violation": None if finding.violation is None else finding.violation.describe(),
                 "trace": None if finding.trace is None else trace_json(config, finding.trace),
                 "seconds": round(result.seconds, 4),
+                "by_construction": basis,
+                "not_applying": inert,
+                "confirmed": None if known is None else known.confirmed,
             }
         )
     return rows
@@ -36,14 +51,24 @@ def rows(result: Exploration) -> list[dict[str, Any]]:
 
 def table_lines(rows: list[dict[str, Any]], results: list[Exploration], traces: bool) -> list[str]:
     out: list[str] = []
-    header = ("variant", "scenario", "environment", "invariant", "verdict", "expected", "states")
+    header = (
+        "variant",
+        "session",
+        "scenario",
+        "environment",
+        "invariant",
+        "verdict",
+        "expected",
+        "states",
+    )
     table = [header] + [
         (
             row["variant"],
+            row["session"],
             row["scenario"],
             row["environment"],
             row["invariant"],
-            row["verdict"] + ("" if row["depth"] is None else f" at depth {row['depth']}"),
+            _verdict_text(row),
             row["expected"] + ("" if row["verdict"] == row["expected"] else "  <-- MISMATCH"),
             str(row["states"]),
         )
@@ -52,6 +77,10 @@ def table_lines(rows: list[dict[str, Any]], results: list[Exploration], traces: 
     widths = [max(len(line[col]) for line in table) for col in range(len(header))]
     for line in table:
         out.append("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
+    notes = dict.fromkeys(
+        f"note: {row['session']}: {note}" for row in rows for note in row["not_applying"]
+    )
+    out.extend(notes)
     if traces:
         for result in results:
             for finding in result.findings:
@@ -60,12 +89,23 @@ def table_lines(rows: list[dict[str, Any]], results: list[Exploration], traces: 
                 config = result.config
                 out.append("")
                 out.append(
-                    f"{config.variant.name} / {config.scenario.name} / "
+                    f"{config.variant.name} / {config.shape.name} / {config.scenario.name} / "
                     f"{config.environment.name}: {finding.violation.describe()}"
                 )
                 for line in trace_lines(config, finding.trace):
                     out.append(f"  {line}")
     return out
+
+
+def _verdict_text(row: dict[str, Any]) -> str:
+    """The verdict, its depth, and what it rests on: by construction, or where a
+    failure was confirmed on the real class."""
+    text: str = row["verdict"] + ("" if row["depth"] is None else f" at depth {row['depth']}")
+    if row["verdict"] == "holds" and row["by_construction"]:
+        text += f" (by construction: {row['by_construction']})"
+    if row["verdict"] == "counterexample" and row["confirmed"]:
+        text += f" ({row['confirmed']})"
+    return text
 
 
 def _mix_json(result: MixResult) -> dict[str, Any]:

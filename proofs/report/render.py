@@ -19,6 +19,7 @@ _PC_TEXT = {
     Pc.WAIT_ACTIVITY: "waits for the activity lock",
     Pc.WAIT_PROVIDER: "waits for the provider lock",
     Pc.WAIT_ACKS: "waits for its acks",
+    Pc.WAIT_SEND: "waits for its send to return",
     Pc.DONE: "is done",
     Pc.FAILED: "failed (ack timeout)",
 }
@@ -73,6 +74,28 @@ def _learn(config: Config, before: State, move: Move, after: State) -> str:
     return f"the local context learns {move.item}; local {ids(after.local)}"
 
 
+def _resume(config: Config, before: State, move: Move, after: State) -> str:
+    assert move.task is not None
+    waited_for_send = before.tasks[move.task].pc is Pc.WAIT_SEND
+    opening = "its send returns" if waited_for_send else "its acks are in"
+    return _task_step(opening)(config, before, move, after)
+
+
+def _disconnect(config: Config, before: State, move: Move, after: State) -> str:
+    lost = len(before.to_server) + len(before.to_client)
+    return f"the connection drops; {lost} op(s) and event(s) in flight are lost"
+
+
+def _connect(config: Config, before: State, move: Move, after: State) -> str:
+    text = f"a new server session: the session rebuilds the server as {ids(after.server)}"
+    if before.kept is not None:
+        text += f" from the request kept back {ids(before.kept)}"
+    resent = len(after.to_server) - len(before.to_server)
+    if resent:
+        text += f"; re-sends {resent} op(s) it still awaits"
+    return text
+
+
 def _copy(config: Config, before: State, move: Move, after: State) -> str:
     assert move.task is not None
     return (
@@ -108,13 +131,15 @@ DESCRIBERS: Mapping[MoveKind, Describer] = {
     MoveKind.COPY: _copy,
     MoveKind.CALL: _task_step("called"),
     MoveKind.WAKE: _task_step("gets the lock"),
-    MoveKind.RESUME: _task_step("its acks are in"),
+    MoveKind.RESUME: _resume,
     MoveKind.SERVER_APPLY: _server_step,
     MoveKind.SERVER_REJECT: _server_step,
     MoveKind.CLIENT_APPLY: _client_step,
     MoveKind.MODEL_CREATES: _model_creates,
     MoveKind.LEARN: _learn,
     MoveKind.TIMEOUT: _task_step("its ack wait times out"),
+    MoveKind.DISCONNECT: _disconnect,
+    MoveKind.CONNECT: _connect,
 }
 
 Handler = TypeVar("Handler")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from model import (
@@ -16,7 +17,7 @@ from model import (
     Variant,
     Verdict,
 )
-from model.environment import ALL
+from model.environment import ALL as _ALL
 from proofs.adapters.impl import impl_adapter
 from proofs.adapters.impl.adapter import ImplAdapter
 from proofs.engines.conformance.exhaustive import exhaust
@@ -26,6 +27,9 @@ from proofs.engines.conformance.steps import format_steps, parse_steps
 from proofs.engines.explore import explore
 from tests.conformance.conftest import CELLS, cell_id, own
 from tests.conformance.mutants import MirrorAtSend, NeverResumes
+
+#: Every option the adapter interface can drive: it has no connection to drop.
+ALL = attrs.evolve(_ALL, reconnects=False)
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=cell_id)

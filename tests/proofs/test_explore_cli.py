@@ -15,9 +15,16 @@ def test_explore_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
         main(["explore", "--variant", "unlocked", "--scenario", "overlapping-push", "--json"]) == 0
     )
     rows = json.loads(capsys.readouterr().out)
-    assert {row["invariant"] for row in rows} == {"no-unintended-delete", "agreement-at-rest"}
+    assert {row["invariant"] for row in rows} == {
+        "no-unintended-delete",
+        "agreement-at-rest",
+        "mirror-true-at-rest",
+        "nothing-twice",
+    }
+    # without --session, every shape the variant goes with
+    assert {row["session"] for row in rows} == {"openai", "duplex", "duplex-await", "gemini"}
     row = rows[0]
-    for key in ("variant", "scenario", "verdict", "expected", "states", "depth", "trace"):
+    for key in ("variant", "session", "scenario", "verdict", "expected", "states", "depth"):
         assert key in row
     assert row["verdict"] == "counterexample" and row["depth"] == 6
     assert row["trace"][-1]["site"] == "user-turn"
@@ -36,6 +43,8 @@ def test_explore_trace_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
         (["explore", "--variant", "nope"], "choose from: unlocked, lock3"),
         (["explore", "--scenario", "nope"], "choose from: overlapping-push"),
         (["explore", "--environment", "nope"], "stale-copies"),
+        (["explore", "--session", "nope"], "choose from: openai, duplex"),
+        (["explore", "--variant", "three-way", "--session", "gemini"], "no chosen variant"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(
@@ -71,3 +80,15 @@ def test_an_option_no_scenario_reads_is_noted(capsys: pytest.CaptureFixture[str]
     # a scenario that reads an option gets no note about it
     main(["explore", "--scenario", "server-item-during-replacement", "--environment", "all"])
     assert capsys.readouterr().err == ""
+
+
+def test_session_narrows_explore_and_says_what_holds_by_construction(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["explore", "--variant", "lock5", "--scenario", "cleanup-during-tool-push"]
+    assert main([*argv, "--session", "duplex", "--environment", "reconnects"]) == 0
+    out = capsys.readouterr().out
+    assert "holds (by construction: the session sends no deletes)" in out
+    assert "mirror-true-at-rest   counterexample at depth 1 (confirmed)" in out
+    assert "note: duplex: reconnects does not apply" in out
+    assert " openai " not in out

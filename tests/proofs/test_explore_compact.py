@@ -7,19 +7,21 @@ from collections import deque
 import pytest
 
 from model import (
+    CONFIGURATIONS,
     ENVIRONMENTS,
+    OPTION_NAMES,
     SCENARIOS,
     SCENARIOS_BY_NAME,
-    VARIANTS,
     VARIANTS_BY_NAME,
     Config,
+    Environment,
     Invariant,
     Verdict,
     check,
     initial_state,
     successors,
 )
-from proofs.engines.compact import CompactModel
+from proofs.engines.compact import CompactModel, unsupported
 from proofs.engines.explore import explore
 from proofs.engines.explore_readable import explore_readable
 from proofs.engines.trace import replay
@@ -40,8 +42,12 @@ def readable_graph(config: Config) -> Graph:
         encoded = model.encode(state)
         inv1 = check(state, config, Invariant.NO_UNINTENDED_DELETE) is not None
         inv2 = check(state, config, Invariant.AGREEMENT_AT_REST) is not None
+        inv3 = check(state, config, Invariant.MIRROR_TRUE_AT_REST) is not None
+        inv4 = check(state, config, Invariant.NOTHING_TWICE) is not None
         assert model.unintended_delete(encoded) == inv1
         assert model.disagreement_at_rest(encoded) == inv2
+        assert model.untrue_mirror_at_rest(encoded) == inv3
+        assert model.twice(encoded) == inv4
         for move, successor in successors(state, config):
             edges.add((model.encode(state), move, model.encode(successor)))
             if successor not in seen:
@@ -66,13 +72,28 @@ def compact_graph(config: Config) -> Graph:
     return frozenset(seen), frozenset(edges)
 
 
+#: The verdict table's environments, and every option but a reconnect together:
+#: the compact encoding has no reconnect, so "all" is explored on readable states.
+COMPACT_ENVIRONMENTS = (
+    *ENVIRONMENTS,
+    Environment.of(name for name in OPTION_NAMES if name != "reconnects"),
+)
+
+
 def catalog_cells() -> list[Config]:
-    return [
-        Config(variant, scenario, env)
-        for variant in VARIANTS
+    """Every catalog cell the compact encoding covers (`compact.unsupported`)."""
+    cells = [
+        Config(variant, scenario, env, shape=shape)
+        for variant, shape in CONFIGURATIONS
         for scenario in SCENARIOS
-        for env in ENVIRONMENTS
+        for env in COMPACT_ENVIRONMENTS
     ]
+    return [cell for cell in cells if unsupported(cell) is None]
+
+
+def test_the_compact_encoding_covers_the_openai_and_three_way_shapes_without_reconnect() -> None:
+    covered = {(c.shape.name, c.environment.reconnects) for c in catalog_cells()}
+    assert covered == {("openai", False), ("three-way", False), ("three-way", True)}
 
 
 def differences(configs: list[Config]) -> list[str]:
@@ -149,7 +170,7 @@ def test_the_invariant_check_catches_a_compact_invariant_that_forgets_recreated_
     original = CompactModel.disagreement_at_rest
 
     def without_recreated(s):  # type: ignore[no-untyped-def]
-        return original((*s[: compact.RECREATED], 0))
+        return original((*s[: compact.RECREATED], 0, *s[compact.RECREATED + 1 :]))
 
     monkeypatch.setattr(CompactModel, "disagreement_at_rest", staticmethod(without_recreated))
     with pytest.raises(AssertionError):

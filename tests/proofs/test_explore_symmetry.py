@@ -18,7 +18,7 @@ from model import (
     Variant,
     check,
 )
-from proofs.engines.compact import CompactModel
+from proofs.engines.compact import CompactModel, unsupported
 from proofs.engines.explore import explore
 from proofs.engines.sweep import mixes, scenario, shapes
 from proofs.engines.trace import replay
@@ -57,7 +57,8 @@ def test_there_are_mixes_with_interchangeable_calls() -> None:
 
 def test_every_catalog_cell_keeps_its_verdicts_and_depths() -> None:
     configs = [Config(v, s, e) for v in VARIANTS for s in SCENARIOS for e in ENVIRONMENTS]
-    assert disagreements(configs) == []
+    # symmetry works on the compact encoding; the readable fallback has none to compare
+    assert disagreements([c for c in configs if unsupported(c) is None]) == []
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)

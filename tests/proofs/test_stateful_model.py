@@ -71,3 +71,17 @@ def test_lock3_holds_the_seed_case_under_hypothesis() -> None:
 def test_three_way_holds_under_hypothesis_in_every_environment(scenario: str) -> None:
     cfg = config("three-way", scenario, ALL)
     run_state_machine_as_test(model_machine(cfg), settings=HOLD_SETTINGS)
+
+
+def test_hypothesis_finds_the_duplex_mirror_that_forgets_a_dropped_item() -> None:
+    from model import SHAPES_BY_NAME
+
+    cfg = Config(
+        VARIANTS_BY_NAME["lock5"],
+        SCENARIOS_BY_NAME["cleanup-during-tool-push"],
+        Environment(),
+        shape=SHAPES_BY_NAME["duplex"],
+    )
+    with pytest.raises(AssertionError) as raised:
+        run_state_machine_as_test(model_machine(cfg), settings=FIND_SETTINGS)
+    assert str(raised.value).startswith("mirror-true-at-rest: asst1:"), raised.value

@@ -5,6 +5,6 @@ variant over a real loopback websocket with randomized overlapping pushes (the
 engine of `ackguard demo` and of the soak benchmark).
 """
 
-from proofs.adapters.impl.adapter import ImplAdapter, impl_adapter, make_item
+from proofs.adapters.impl.adapter import IMPLEMENTED_SHAPES, ImplAdapter, impl_adapter, make_item
 
-__all__ = ["ImplAdapter", "impl_adapter", "make_item"]
+__all__ = ["IMPLEMENTED_SHAPES", "ImplAdapter", "impl_adapter", "make_item"]

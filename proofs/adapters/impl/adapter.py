@@ -115,6 +115,13 @@ class ImplFramework(SiteTasks):
         policy: Policy | None = None,
     ) -> None:
         super().__init__()
+        if config.shape.name not in IMPLEMENTED_SHAPES:
+            raise UnsupportedConfig(
+                f"impl implements the {' and '.join(IMPLEMENTED_SHAPES)} session shapes, "
+                f"not {config.shape.name}"
+            )
+        if config.reconnects():
+            raise UnsupportedConfig("impl's sessions have no reconnect; drop the reconnects option")
         self.config = config
         if policy is None:
             if config.variant.name not in POLICIES:
@@ -294,6 +301,10 @@ class ImplFramework(SiteTasks):
 
 #: The name the tests and docs know it by.
 ImplAdapter = ImplFramework
+
+#: The session shapes (`model.SHAPES`) impl implements: `RealtimeSession` is the
+#: openai shape, `ThreeWaySession` the three-way one.
+IMPLEMENTED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 
 
 #: How the adapter calls each site of the catalog in `impl.AgentActivity`; a

@@ -10,6 +10,13 @@ Two mappings carry all the meaning:
   push will read the live local context object when it diffs, and the ids
   otherwise. Before the diff that is "is the request object the live one now";
   from the diff on it is what the session read and whether it was live then.
+
+One ghost field is not observed but carried: `sent` (every item a create was
+sent for) grows by the creates in flight and the items that reached the server,
+so it is the previous state's plus what this observation shows. Every create
+passes through the op FIFO, which is compared at every step, so carrying it
+hides nothing. The connection fields (`connected`, `kept`, `rebuilt`, a task's
+`ops`) keep their values without a reconnect: the adapter interface has none.
 """
 
 from __future__ import annotations
@@ -18,12 +25,18 @@ from typing import Any
 
 import attrs
 
-from model import Lock, Op, State, Task
+from model import Lock, Op, OpKind, State, Task
 from proofs.engines.conformance.adapter import LockView, Observation, OpView, TaskView
 
 
-def abstract(observation: Observation) -> State:
-    """The model state an implementation is in."""
+def abstract(observation: Observation, before: State | None = None) -> State:
+    """The model state an implementation is in; `before` is the state it was in at
+    the previous comparison (None at the start)."""
+    sent = (
+        (frozenset() if before is None else before.sent)
+        | observation.reached
+        | {view.item for view in observation.to_server if view.kind is OpKind.CREATE}
+    )
     fields: dict[str, Any] = dict(
         server=observation.server,
         mirror=observation.mirror,
@@ -43,6 +56,10 @@ def abstract(observation: Observation) -> State:
         deletes_sent=observation.deletes_sent,
         refused=observation.refused,
         recreated=observation.recreated,
+        sent=sent,
+        connected=True,
+        kept=None,
+        rebuilt=frozenset(),
     )
     missing = _STATE_FIELDS - fields.keys()
     if missing:  # the model grew a field this function does not know yet

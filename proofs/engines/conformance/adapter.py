@@ -116,6 +116,10 @@ class Observation:
     refused: frozenset[str] = frozenset()
     #: Creates the server applied for an item a delete had removed: (task, item).
     recreated: frozenset[tuple[int, str]] = frozenset()
+    #: Items a create was sent for, or that were on the server (the start, the
+    #: model's); None when the adapter does not record it (invariant 2's clause
+    #: for items never sent is then not checked on its side).
+    sent: frozenset[str] | None = None
 
 
 @frozen
@@ -132,6 +136,8 @@ class ServerView:
     deletes_sent: frozenset[tuple[int, str, bool]]
     refused: frozenset[str]
     recreated: frozenset[tuple[int, str]]
+    #: Items a create was sent for, or that were on the server (start, model).
+    sent: frozenset[str] | None = None
 
 
 @frozen

@@ -1,4 +1,4 @@
-"""The two invariants, checked on the implementation's side from what the fake
+"""The four invariants, checked on the implementation's side from what the fake
 server and transport observed, without going through the abstraction function.
 
 The model's own checks (`model.invariants`) run on the matched model state too;
@@ -8,12 +8,14 @@ a violation and a wrong model cannot invent one.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from attrs import frozen
 
 from model import Config, Invariant, Pc
 from proofs.engines.conformance.adapter import Observation
 
-_RUNNING = frozenset({Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS})
+_RUNNING = frozenset({Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND})
 
 
 @frozen
@@ -54,7 +56,8 @@ def disagreement_at_rest(observation: Observation, config: Config) -> ImplViolat
         return None
     for item in observation.local:
         pushed = item in observation.reached or item in observation.refused
-        if pushed and item not in observation.server:
+        never_sent = observation.sent is not None and item not in observation.sent
+        if (pushed or never_sent) and item not in observation.server:
             deleters = sorted(t for t, deleted, _ in observation.deletes_sent if deleted == item)
             return ImplViolation(
                 Invariant.AGREEMENT_AT_REST,
@@ -73,9 +76,37 @@ def disagreement_at_rest(observation: Observation, config: Config) -> ImplViolat
     return None
 
 
+def untrue_mirror_at_rest(observation: Observation, config: Config) -> ImplViolation | None:
+    """At rest: the session's mirror and the server hold other items (or as often)."""
+    if not at_rest(observation):
+        return None
+    mirror, server = Counter(observation.mirror), Counter(observation.server)
+    for item in sorted(set(mirror) | set(server)):
+        if mirror[item] != server[item]:
+            return ImplViolation(
+                Invariant.MIRROR_TRUE_AT_REST,
+                item,
+                None,
+                f"at rest the mirror holds {item} {mirror[item]} times, the server "
+                f"{server[item]} times",
+            )
+    return None
+
+
+def twice(observation: Observation, config: Config) -> ImplViolation | None:
+    """An item id on the server twice."""
+    counts = Counter(observation.server)
+    for item in sorted(counts):
+        if counts[item] > 1:
+            return ImplViolation(
+                Invariant.NOTHING_TWICE, item, None, f"the server holds {item} {counts[item]} times"
+            )
+    return None
+
+
 def impl_violations(observation: Observation, config: Config) -> dict[Invariant, ImplViolation]:
     found: dict[Invariant, ImplViolation] = {}
-    for check in (unintended_delete, disagreement_at_rest):
+    for check in (unintended_delete, disagreement_at_rest, untrue_mirror_at_rest, twice):
         violation = check(observation, config)
         if violation is not None:
             found[violation.invariant] = violation

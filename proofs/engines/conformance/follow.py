@@ -67,7 +67,7 @@ class Follow(Generic[A]):
         if self.divergence is not None:
             return
         try:
-            got = abstract(observation)
+            got = abstract(observation, self.state)
         except ValueError as error:
             self._diverge(where, f"no model state for it: {error}")
             return

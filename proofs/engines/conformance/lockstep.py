@@ -31,6 +31,7 @@ from model import (
     INTERNAL_MOVES,
     MOVES,
     STIMULI,
+    Actor,
     Config,
     Event,
     Invariant,
@@ -242,7 +243,13 @@ STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.MODEL_CREATES: lambda adapter, move: adapter.model_creates(_item(move)),
     MoveKind.LEARN: lambda adapter, move: adapter.learn(_item(move)),
     MoveKind.TIMEOUT: lambda adapter, move: adapter.timeout(_task(move)),
+    MoveKind.DISCONNECT: lambda adapter, move: _no_reconnect(move),
+    MoveKind.CONNECT: lambda adapter, move: _no_reconnect(move),
 }
+
+
+def _no_reconnect(move: Move) -> None:
+    raise NotEnabled(f"{move.label()}: the adapter interface has no connection to drop")
 
 
 def stimulate(adapter: Adapter, move: Move) -> None:
@@ -275,6 +282,9 @@ def _burst_key(spec: MoveSpec) -> Callable[[Move], object]:
     time); one that appends to a FIFO from outside any task (the model's next
     item) occupies that FIFO's tail; one told apart by its item occupies it.
     """
+    if spec.actor is Actor.NETWORK:
+        # a drop or a reconnect touches both FIFOs at once
+        return lambda move: ("connection",)
     if spec.takes is not None:
         taken = ("takes", spec.takes)
         return lambda move: taken
@@ -417,7 +427,7 @@ class Lockstep:
             raise Mismatch(self.steps, "the implementation raised: " + "; ".join(errors))
         observation = self.adapter.observe()
         try:
-            got = abstract(observation)
+            got = abstract(observation, self.state)
         except ValueError as error:
             raise Mismatch(self.steps, f"no model state for the implementation: {error}") from None
         if got not in expected:

@@ -128,6 +128,8 @@ class StandIn:
         #: Items the client has seen acknowledged (the start, then each "added" taken).
         self.acked: set[str] = set(initial)
         self.reached: set[str] = set(initial)
+        #: Items a create was sent for, and those on the server at the start or by the model.
+        self.sent: set[str] = set(initial)
         self.removed: set[str] = set()
         #: (origin, item, whether the client had seen the item acknowledged then)
         self.deletes_sent: list[tuple[object, str, bool]] = []
@@ -143,6 +145,8 @@ class StandIn:
         """An op leaves the client (never waits, as on a socket with a writer task)."""
         if op.kind is OpKind.DELETE:
             self.deletes_sent.append((op.origin, op.item, op.item in self.acked))
+        else:
+            self.sent.add(op.item)
         self.to_server.append(op)
 
     def take(self) -> WireEvent:
@@ -204,6 +208,7 @@ class StandIn:
         after = ids[-1] if ids else None
         self.conversation.append((item, payload))
         self.reached.add(item)
+        self.sent.add(item)
         self.created += 1
         self.to_client.append(WireEvent(EventKind.ADDED, item, after, payload))
 
@@ -272,6 +277,7 @@ class StandIn:
             recreated=frozenset(
                 (task, item) for task, item in recreated if task is not None and item is not None
             ),
+            sent=named(self.sent),
         )
 
 

@@ -35,11 +35,13 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import attrs
 import z3
 from attrs import frozen
 from z3 import z3core
 
 from model import (
+    SHAPES_BY_NAME,
     Config,
     EventKind,
     Invariant,
@@ -49,6 +51,7 @@ from model import (
     OpKind,
     Pc,
     RequestSource,
+    SessionShape,
     State,
 )
 from model.environment import OPTION_NAMES, OPTIONS, Environment
@@ -84,7 +87,7 @@ from proofs.engines.smt.symbolic import (
     mk_ite,
     mk_ult,
 )
-from proofs.errors import InternalError
+from proofs.errors import InternalError, UnsupportedConfig
 
 # op slot status (2 bits)
 UNSENT, SENT, ANSWERED, DONE = 0, 1, 2, 3
@@ -255,10 +258,35 @@ class SymState(Vars[Any]):
         )
 
 
+#: The session shapes this encoding models, by name: their fields, not their names,
+#: are compared, so a record equal to one of them but for its name is modelled too.
+MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
+
+
+def refuse_unmodelled(config: Config) -> None:
+    """`UnsupportedConfig` (one line) for a session shape or option the encoding
+    does not model: only the openai and three-way shapes, and no reconnect."""
+    shape = config.shape
+
+    def bare(record: SessionShape) -> SessionShape:
+        return attrs.evolve(record, name="", summary="", source="")
+
+    if all(bare(shape) != bare(SHAPES_BY_NAME[name]) for name in MODELLED_SHAPES):
+        raise UnsupportedConfig(
+            f"the z3 encoding models only the {' and '.join(MODELLED_SHAPES)} session shapes, "
+            f"not {shape.name}; use the explorer"
+        )
+    if config.reconnects():
+        raise UnsupportedConfig(
+            "the z3 encoding does not model the reconnects option; use the explorer"
+        )
+
+
 class Encoding:
     """The transition system of one config, over named state variables."""
 
     def __init__(self, config: Config, specialize: bool = False, symmetry: bool = True) -> None:
+        refuse_unmodelled(config)
         self.config = config
         scenario = config.scenario
         self.items: tuple[str, ...] = scenario.items()
@@ -426,6 +454,14 @@ class Encoding:
                 for i in range(self.n)
                 if self.items[i] not in self.config.call(t).drops
             )
+        if invariant is Invariant.NOTHING_TWICE:
+            # the encoded shapes' servers refuse a create for an id they hold, and the
+            # encoding keeps the server as a set: an id twice is not a state here
+            return z3.BoolVal(False)
+        if invariant is Invariant.MIRROR_TRUE_AT_REST:
+            # no id twice (above), so "the same items, as often" is "the same items"
+            differ = bor(s.has[MIRROR, i] != s.has[SERVER, i] for i in range(self.n))
+            return band(self.at_rest(s), differ)
         lost = bor(
             band(
                 s.has[LOCAL, i],
@@ -441,6 +477,8 @@ class Encoding:
         return bor(s[guard] for guard in GUARDS)
 
     def env_literals(self, environment: Environment) -> list[z3.BoolRef]:
+        # an environment enters here, not only through the config: refuse a reconnect
+        refuse_unmodelled(attrs.evolve(self.config, environment=environment))
         if self.specialized:
             assert environment == self.config.environment
             return []
@@ -449,6 +487,7 @@ class Encoding:
 
     def env_key(self, environment: Environment) -> tuple[bool, ...]:
         """The environment's options that matter here (see `relevant_options`)."""
+        refuse_unmodelled(attrs.evolve(self.config, environment=environment))
         flags = _options(environment)
         return tuple(flags[name] for name in OPTION_NAMES if name in self.relevant_options)
 
@@ -1330,6 +1369,8 @@ SUBJECT_MOVES: dict[str, tuple[MoveKind, ...]] = {
     "task": (MoveKind.COPY, MoveKind.CALL, MoveKind.WAKE, MoveKind.RESUME, MoveKind.TIMEOUT),
     "op": (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY),
     "pool": (MoveKind.MODEL_CREATES, MoveKind.LEARN, MoveKind.CLIENT_APPLY),
+    # never built: `refuse_unmodelled` turns away every config that could make them
+    "connection": (MoveKind.DISCONNECT, MoveKind.CONNECT),
 }
 
 Handler = Callable[[Encoding, Subject], Iterator[Named]]
@@ -1354,6 +1395,8 @@ BUILDERS: dict[MoveKind, Handler] = {
     MoveKind.CLIENT_APPLY: _client_apply,
     MoveKind.MODEL_CREATES: lambda enc, subject: enc._pool_moves(MoveKind.MODEL_CREATES, subject),
     MoveKind.LEARN: lambda enc, subject: enc._pool_moves(MoveKind.LEARN, subject),
+    MoveKind.DISCONNECT: lambda enc, subject: iter(()),
+    MoveKind.CONNECT: lambda enc, subject: iter(()),
 }
 
 

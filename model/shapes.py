@@ -1,0 +1,208 @@
+"""Provider session shapes as data: how a session turns a push into ops, and
+what it believes the server holds.
+
+A site describes the agent side of a push; a shape describes the provider side.
+The successor function reads these fields and never a shape's name, so a session
+a porting team brings is one more record. `docs/model.md` says, for each value,
+which real code it stands for and where its awaits are.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from attrs import frozen
+
+
+class MirrorUpdate(enum.Enum):
+    """When the session's mirror of the server conversation changes."""
+
+    #: Only when the server's item added / deleted events arrive.
+    ON_EVENTS = "on-events"
+    #: Set to the requested context when the push's send returns (an await later).
+    ON_RETURN = "on-return"
+    #: Set to the requested context in the step that sends, before any await.
+    AT_SEND = "at-send"
+
+
+class Sends(enum.Enum):
+    """What a push sends for its diff."""
+
+    CREATES_AND_DELETES = "creates-and-deletes"
+    #: Removals are dropped with a warning; creates are appends with no anchor and
+    #: no id the server checks, so the server adds them at its tail, again if need be.
+    CREATES_ONLY = "creates-only"
+
+
+class SessionLock(enum.Enum):
+    """The session's own lock, as a push sees it."""
+
+    #: Held across diff, send and the wait for acks.
+    ACROSS_ACKS = "across-acks"
+    #: Held only around an "is a server session active" check: taking a free
+    #: asyncio.Lock does not yield, so for pushes it is one step and no wait.
+    AROUND_CHECK = "around-check"
+    NONE = "none"
+
+
+class Acks(enum.Enum):
+    """Whether a push waits for the server's answers to its ops."""
+
+    #: Waits for every ack, with a timeout (environment option `timeouts`).
+    AWAITED = "awaited"
+    NOT_AWAITED = "not-awaited"
+
+
+class ModelItems(enum.Enum):
+    """How items the model creates server-side reach the mirror."""
+
+    #: As the server's item events, through the same handler as acks.
+    AS_EVENTS = "as-events"
+    #: The session's own event handlers insert them into the mirror.
+    BY_SESSION = "by-session"
+
+
+class WhileDisconnected(enum.Enum):
+    """What a push does while no server session is active."""
+
+    #: The request is kept (the latest one wins) and adopted on connect.
+    KEPT_BACK = "kept-back"
+    #: Nothing special: its ops queue on the connection like any others.
+    NONE = "none"
+
+
+class OnReconnect(enum.Enum):
+    """What the session does when a dropped connection comes back."""
+
+    #: The new server conversation is built from the mirror.
+    REBUILD_FROM_MIRROR = "rebuild-from-mirror"
+    #: The session has no reconnect of its own: the `reconnects` option does not apply.
+    NONE = "none"
+
+
+class Diff(enum.Enum):
+    """Which diff the session computes (ackguard's own field, beside the agreed ones)."""
+
+    #: Against the mirror as it is at that moment (every real session).
+    MIRROR = "mirror"
+    #: Three ways: base, expected view, request (ackguard's three-way session).
+    THREE_WAY = "three-way"
+
+
+@frozen
+class SessionShape:
+    """One provider session's shape; the field names and values are those of the
+    session files `ackguard audit --emit-sites` writes."""
+
+    name: str
+    summary: str
+    mirror_update: MirrorUpdate
+    sends: Sends
+    session_lock: SessionLock
+    acks: Acks
+    model_items: ModelItems
+    while_disconnected: WhileDisconnected
+    on_reconnect: OnReconnect
+    diff: Diff = Diff.MIRROR
+    #: Where the real code is (release, file), for readers.
+    source: str = ""
+
+    @property
+    def locks_across_acks(self) -> bool:
+        """Whether a push holds the session lock from its diff to its last ack."""
+        return self.session_lock is SessionLock.ACROSS_ACKS
+
+    @property
+    def waits_for_acks(self) -> bool:
+        """Whether a push waits for its acks before it returns."""
+        return self.acks is Acks.AWAITED
+
+    @property
+    def sends_deletes(self) -> bool:
+        """Whether a push sends deletes at all."""
+        return self.sends is Sends.CREATES_AND_DELETES
+
+    @property
+    def reconnects(self) -> bool:
+        """Whether the `reconnects` environment option applies to this shape."""
+        return self.on_reconnect is OnReconnect.REBUILD_FROM_MIRROR
+
+    def inert_options(self) -> tuple[tuple[str, str], ...]:
+        """The environment options this shape gives nothing to do, each with why:
+        a verdict under them says the option does not apply rather than that it holds."""
+        inert = []
+        if not self.waits_for_acks:
+            inert.append(("timeouts", "the session waits for no acks, so none can time out"))
+        if not self.reconnects:
+            inert.append(("reconnects", "the session has no reconnect of its own"))
+        return tuple(inert)
+
+
+SHAPES: tuple[SessionShape, ...] = (
+    SessionShape(
+        name="openai",
+        summary="livekit 1.8.9 OpenAI realtime: mirror on item events, lock across acks",
+        mirror_update=MirrorUpdate.ON_EVENTS,
+        sends=Sends.CREATES_AND_DELETES,
+        session_lock=SessionLock.ACROSS_ACKS,
+        acks=Acks.AWAITED,
+        model_items=ModelItems.AS_EVENTS,
+        while_disconnected=WhileDisconnected.NONE,
+        on_reconnect=OnReconnect.REBUILD_FROM_MIRROR,
+        source="livekit-agents 1.8.9 livekit/agents/llm/_realtime/openai.py",
+    ),
+    SessionShape(
+        name="duplex",
+        summary="livekit 1.8.9 duplex adapter over an _append_items that never yields "
+        "(GPT Live): diff, append and mirror set in one step",
+        mirror_update=MirrorUpdate.AT_SEND,
+        sends=Sends.CREATES_ONLY,
+        session_lock=SessionLock.NONE,
+        acks=Acks.NOT_AWAITED,
+        model_items=ModelItems.BY_SESSION,
+        while_disconnected=WhileDisconnected.NONE,
+        on_reconnect=OnReconnect.NONE,
+        source="livekit-agents 1.8.9 livekit/agents/llm/duplex_adapter.py",
+    ),
+    SessionShape(
+        name="duplex-await",
+        summary="livekit 1.8.9 duplex adapter over an _append_items that awaits: the mirror "
+        "is set when the append returns",
+        mirror_update=MirrorUpdate.ON_RETURN,
+        sends=Sends.CREATES_ONLY,
+        session_lock=SessionLock.NONE,
+        acks=Acks.NOT_AWAITED,
+        model_items=ModelItems.BY_SESSION,
+        while_disconnected=WhileDisconnected.NONE,
+        on_reconnect=OnReconnect.NONE,
+        source="livekit-agents 1.8.9 livekit/agents/llm/duplex_adapter.py",
+    ),
+    SessionShape(
+        name="gemini",
+        summary="livekit-plugins-google 1.8.9 Gemini Live: queued appends, mirror set to the "
+        "request, request kept back while no session is active",
+        mirror_update=MirrorUpdate.AT_SEND,
+        sends=Sends.CREATES_ONLY,
+        session_lock=SessionLock.AROUND_CHECK,
+        acks=Acks.NOT_AWAITED,
+        model_items=ModelItems.BY_SESSION,
+        while_disconnected=WhileDisconnected.KEPT_BACK,
+        on_reconnect=OnReconnect.REBUILD_FROM_MIRROR,
+        source="livekit-plugins-google 1.8.9 livekit/plugins/google/realtime/realtime_api.py",
+    ),
+    SessionShape(
+        name="three-way",
+        summary="ackguard's three-way session: expected view, requests with a base, no lock",
+        mirror_update=MirrorUpdate.ON_EVENTS,
+        sends=Sends.CREATES_AND_DELETES,
+        session_lock=SessionLock.NONE,
+        acks=Acks.AWAITED,
+        model_items=ModelItems.AS_EVENTS,
+        while_disconnected=WhileDisconnected.NONE,
+        on_reconnect=OnReconnect.NONE,
+        diff=Diff.THREE_WAY,
+        source="ackguard impl/three_way.py",
+    ),
+)
+
+SHAPES_BY_NAME: dict[str, SessionShape] = {shape.name: shape for shape in SHAPES}

@@ -1,0 +1,108 @@
+"""The failures the model predicts for Gemini Live, reproduced on the real
+`RealtimeSession` of livekit-plugins-google 1.8.9 (skipped where that plugin is
+not installed: it is not in ackguard's extras).
+
+The session is built without a connection (its connect task is cancelled before
+it runs) and given a stand-in active session, so `update_chat_ctx` runs its real
+diff, queues its real client events and sets its real known state. What it
+queued (the item ids of each event) is the server conversation of an
+append-only protocol. The real end state, read into the model's last state,
+must break the same invariant on the same item as the explorer's
+counterexample. These are the Gemini failures the catalog marks "confirmed".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+import pytest
+
+from model import (
+    SCENARIOS_BY_NAME,
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Invariant,
+    Verdict,
+    check,
+    parse_environment,
+)
+from proofs.engines.explore import explore
+
+realtime_api = pytest.importorskip("livekit.plugins.google.realtime.realtime_api")
+llm = pytest.importorskip("livekit.agents.llm")
+
+
+def _ctx(ids: tuple[str, ...]) -> Any:
+    return llm.ChatContext([llm.ChatMessage(id=i, role="user", content=[i]) for i in ids])
+
+
+def _run(held: tuple[str, ...], pushes: tuple[tuple[str, ...], ...]) -> tuple[Any, list[str]]:
+    async def main() -> tuple[Any, list[str]]:
+        session = realtime_api.RealtimeModel(api_key="unused").session()
+        session._main_atask.cancel()
+        session._active_session = object()
+        session._chat_ctx = _ctx(held)
+        server = list(held)
+        for request in pushes:
+            await session.update_chat_ctx(_ctx(request))
+        while True:
+            try:
+                event = session._msg_ch.recv_nowait()
+            except Exception:  # the channel is empty
+                break
+            server.extend(sorted(getattr(event, "item_ids", ())))
+        return tuple(item.id for item in session._chat_ctx.items), server
+
+    return asyncio.run(main())
+
+
+def _finding(variant: str, scenario: str, env: str, invariant: Invariant) -> tuple[Config, Any]:
+    config = Config(
+        VARIANTS_BY_NAME[variant],
+        SCENARIOS_BY_NAME[scenario],
+        parse_environment(env),
+        shape=SHAPES_BY_NAME["gemini"],
+    )
+    finding = explore(config, (invariant,)).findings[0]
+    assert finding.verdict is Verdict.COUNTEREXAMPLE and finding.trace is not None
+    return config, finding
+
+
+def _agrees(config: Config, finding: Any, mirror: tuple[str, ...], server: list[str]) -> None:
+    real = attrs.evolve(finding.trace.last, mirror=mirror, server=tuple(server))
+    violation = check(real, config, finding.invariant)
+    assert violation is not None and violation.item == finding.violation.item
+
+
+def test_a_cleanup_leaves_the_item_on_the_server_and_drops_it_from_the_known_state() -> None:
+    config, finding = _finding(
+        "lock5", "cleanup-during-tool-push", "base", Invariant.MIRROR_TRUE_AT_REST
+    )
+    mirror, server = _run(("msg0", "asst1"), (("msg0",),))
+    assert (mirror, server) == (("msg0",), ["msg0", "asst1"])
+    _agrees(config, finding, mirror, server)
+
+
+def test_a_stale_replacement_then_a_fresh_one_sends_the_user_turn_twice() -> None:
+    config, finding = _finding(
+        "lock5", "two-replacements-during-user-turn", "stale-copies", Invariant.NOTHING_TWICE
+    )
+    mirror, server = _run(("msg0",), (("msg0", "hello"), ("msg0",), ("msg0", "hello")))
+    assert server == ["msg0", "hello", "hello"]
+    _agrees(config, finding, mirror, server)
+
+
+def test_while_no_session_is_active_the_request_is_kept_back_and_reported() -> None:
+    async def main() -> tuple[Any, Any, bool]:
+        session = realtime_api.RealtimeModel(api_key="unused").session()
+        session._main_atask.cancel()
+        session._active_session = None
+        await session.update_chat_ctx(_ctx(("msg0", "out1")))
+        return session._pending_chat_ctx, session.chat_ctx, session._msg_ch.empty()
+
+    kept, reported, nothing_sent = asyncio.run(main())
+    assert [i.id for i in kept.items] == [i.id for i in reported.items] == ["msg0", "out1"]
+    assert nothing_sent
