@@ -62,6 +62,10 @@ class Problem:
         self.relations: tuple[Relation, ...] = relations(cell)
         self.by_name: dict[str, Relation] = {r.name: r for r in self.relations}
         self.actions: tuple[Action, ...] = actions(cell, sorts)
+        #: The pre-state symbols every query shares.
+        self.pre: dict[str, Any] = self.symbols("")
+        self._pre_clauses: dict[Clause, Expr] = {}
+        self._changed: dict[str, frozenset[str]] = {}
 
     def symbols(self, suffix: str) -> dict[str, Any]:
         return symbols(self.cell, self.sorts, suffix)
@@ -86,6 +90,12 @@ class Problem:
             return z3.Or(*disjuncts) if len(disjuncts) > 1 else disjuncts[0]
 
         return self.sorts.forall_many([VARIABLES[v] for v in names], body)
+
+    def pre_clause(self, clause: Clause) -> Expr:
+        """`clause` over the pre-state symbols, built once."""
+        if clause not in self._pre_clauses:
+            self._pre_clauses[clause] = self.clause(clause, self.pre)
+        return self._pre_clauses[clause]
 
     def axioms(self, rels: Mapping[str, Any]) -> list[Expr]:
         """The static facts, true in every state."""
@@ -180,10 +190,14 @@ class Problem:
 
     def changed(self, action: Action) -> frozenset[str]:
         """Relations the action may change (read off its effect, not written by hand)."""
-        pre = self.symbols("")
+        if action.name in self._changed:
+            return self._changed[action.name]
+        pre = self.pre
         params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
         run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
-        return frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
+        out = frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
+        self._changed[action.name] = out
+        return out
 
 
 def _exclusive(s: Sorts, first: Any, second: Any) -> Expr:

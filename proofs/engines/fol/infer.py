@@ -1,0 +1,120 @@
+"""Finding a small inductive invariant: strengthening from safety by counterexamples to
+induction, weakening (Houdini) where no candidate blocks one.
+
+Houdini over every candidate keeps hundreds of conjuncts, and each later check then
+carries all of them. Here the invariant starts as the fixed structure and the safety
+conjunct, and grows only by what a counterexample to induction (CTI) asks for:
+
+- a CTI is a pre state of the current conjunction and an action whose successor
+  breaks a conjunct;
+- if some candidate (true on every sampled reachable state) is false on the pre
+  state, the smallest such candidates join the invariant: the pre state is
+  unreachable, and they say why;
+- if none is, the conjuncts the successor breaks leave (and may not come back): the
+  templates cannot show them inductive. If safety or a fixed conjunct is among
+  them, inference stops with that CTI.
+
+Each step adds a candidate or removes one for good, so it ends. The result is
+inductive for the queries' sorts: on a finite instance first (fast), then again
+with the sorts unbounded, where a CTI of any size feeds the same loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from proofs.engines.fol.queries import ActionQueries, InitQueries
+from proofs.engines.fol.vocab import Clause, Structure
+
+#: How many of the smallest blocking candidates join per CTI.
+BLOCKERS = 2
+
+
+@frozen
+class Stuck:
+    """A CTI no candidate blocks, on a conjunct inference may not drop."""
+
+    conjunct: Clause
+    action: str
+    pre: Structure
+    post: Structure
+    params: dict[str, str]
+
+
+@frozen
+class Inference:
+    """What inference ends with: the invariant, or where it got stuck."""
+
+    invariant: tuple[Clause, ...]
+    stuck: Stuck | None
+    ctis: int
+    dropped: int
+
+
+def _size(clause: Clause) -> tuple[int, int, str]:
+    return (len(clause.literals), len(clause.variables), clause.text())
+
+
+def infer(
+    start: Sequence[Clause],
+    protected: Sequence[Clause],
+    pool: Sequence[Clause],
+    init: InitQueries,
+    actions: Sequence[ActionQueries],
+    budget: int = 400,
+) -> Inference:
+    """The loop of the module docstring over the given queries (one sort choice)."""
+    invariant = list(start)
+    keep = set(protected)
+    gone: set[Clause] = set()
+    ranked = sorted(pool, key=_size)
+    ctis = 0
+    changed = True
+    while changed:
+        changed = False
+        for action in actions:
+            while True:
+                found = action.breaks(invariant, invariant)
+                if found is None:
+                    break
+                ctis += 1
+                if ctis > budget:
+                    pre, post, params = found
+                    culprit = next(c for c in invariant if not post.satisfies(c))
+                    stuck = Stuck(culprit, action.action.name, pre, post, params)
+                    return Inference(tuple(invariant), stuck, ctis, len(gone))
+                changed = True
+                pre, post, params = found
+                members = set(invariant)
+                blockers = _blockers(ranked, members, gone, pre)
+                added = [c for c in blockers if init.breaks(c) is None]
+                gone.update(c for c in blockers if c not in added)
+                if added:
+                    invariant += added
+                    continue
+                if blockers:
+                    continue
+                broken = [c for c in invariant if not post.satisfies(c)]
+                fatal = [c for c in broken if c in keep]
+                if fatal:
+                    stuck = Stuck(fatal[0], action.action.name, pre, post, params)
+                    return Inference(tuple(invariant), stuck, ctis, len(gone))
+                gone.update(broken)
+                invariant = [c for c in invariant if c not in broken]
+    return Inference(tuple(invariant), None, ctis, len(gone))
+
+
+def _blockers(
+    ranked: Sequence[Clause], members: set[Clause], gone: set[Clause], pre: Structure
+) -> list[Clause]:
+    """The first `BLOCKERS` candidates (smallest first) that the pre state breaks."""
+    out: list[Clause] = []
+    for clause in ranked:
+        if clause in members or clause in gone or pre.satisfies(clause):
+            continue
+        out.append(clause)
+        if len(out) == BLOCKERS:
+            break
+    return out
