@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from proofs.engines.fol.data import Sample
 from proofs.engines.fol.queries import ActionQueries, InitQueries
 from proofs.engines.fol.vocab import Clause, Structure
 
@@ -64,8 +65,10 @@ def infer(
     init: InitQueries,
     actions: Sequence[ActionQueries],
     budget: int = 400,
+    drops: list[Stuck] | None = None,
 ) -> Inference:
-    """The loop of the module docstring over the given queries (one sort choice)."""
+    """The loop of the module docstring over the given queries (one sort choice);
+    `drops`, when given, collects why each conjunct left."""
     invariant = list(start)
     keep = set(protected)
     gone: set[Clause] = set()
@@ -102,6 +105,8 @@ def infer(
                     stuck = Stuck(fatal[0], action.action.name, pre, post, params)
                     return Inference(tuple(invariant), stuck, ctis, len(gone))
                 gone.update(broken)
+                if drops is not None:
+                    drops += [Stuck(c, action.action.name, pre, post, params) for c in broken]
                 invariant = [c for c in invariant if c not in broken]
     return Inference(tuple(invariant), None, ctis, len(gone))
 
@@ -111,10 +116,27 @@ def _blockers(
 ) -> list[Clause]:
     """The first `BLOCKERS` candidates (smallest first) that the pre state breaks."""
     out: list[Clause] = []
+    state = Sample((pre,))
     for clause in ranked:
-        if clause in members or clause in gone or pre.satisfies(clause):
+        if clause in members or clause in gone or not state.violated(clause):
             continue
         out.append(clause)
         if len(out) == BLOCKERS:
             break
     return out
+
+
+def core(
+    invariant: Sequence[Clause], keep: Sequence[Clause], actions: Sequence[ActionQueries]
+) -> tuple[Clause, ...]:
+    """A subset of an inductive `invariant` that holds `keep` and is inductive itself: the
+    closure of `keep` under the premises each action's unsat core names."""
+    needed = set(keep)
+    frontier = set(keep)
+    while frontier:
+        grown: set[Clause] = set()
+        for action in actions:
+            grown |= action.premises(invariant, sorted(frontier, key=_size))
+        frontier = grown - needed
+        needed |= grown
+    return tuple(c for c in invariant if c in needed)

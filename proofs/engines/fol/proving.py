@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+import attrs
 import z3
 from attrs import frozen
 
@@ -20,7 +21,7 @@ from model import Invariant, Verdict
 from proofs.engines.explore import explore
 from proofs.engines.fol.coverage import coverage
 from proofs.engines.fol.data import Sample, config_of, mixes, reachable, structure
-from proofs.engines.fol.infer import Stuck, infer
+from proofs.engines.fol.infer import Stuck, core, infer
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.queries import ActionQueries, InitQueries, all_queries
 from proofs.engines.fol.solve import (
@@ -33,7 +34,7 @@ from proofs.engines.fol.solve import (
     solver,
 )
 from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
-from proofs.engines.fol.templates import candidates, subsumed
+from proofs.engines.fol.templates import candidates
 from proofs.engines.fol.vocab import Clause, Structure
 from proofs.engines.trace import Trace
 from proofs.errors import Unsettled
@@ -141,12 +142,15 @@ def prove(
         )
     start = [*fixed, SAFETY]
     small = Problem(cell, FiniteSorts(*finite))
-    pool = subsumed(sample.filter(candidates(small.relations)))
+    pool = sample.filter(candidates(small.relations))
     counts = dict(sampled=len(sample), candidates=len(pool))
     seconds["sample"] = time.perf_counter() - started
     try:
         mark = time.perf_counter()
-        found = infer(start, start, pool, InitQueries(small, timeout_ms), all_queries(small, timeout_ms))
+        finite_queries = all_queries(small, timeout_ms)
+        found = infer(start, start, pool, InitQueries(small, timeout_ms), finite_queries)
+        if found.stuck is None:
+            found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
         seconds["houdini"] = time.perf_counter() - mark
         mark = time.perf_counter()
         problem = Problem(cell, unbounded_sorts())

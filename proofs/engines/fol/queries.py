@@ -35,6 +35,7 @@ class ActionQueries:
         self.solver.add(*problem.axioms(self.pre), *problem.step(action, self.pre, self.post, self.tag))
         self._on: dict[Clause, Any] = {}
         self._off: dict[Clause, Any] = {}
+        self._goals = 0
         self.queries = 0
 
     def touches(self, clause: Clause) -> bool:
@@ -70,15 +71,28 @@ class ActionQueries:
             return None
         assumptions = [self._indicator(c) for c in invariant]
         if len(touched) == 1:
-            found = self._check(*assumptions, self._negation(touched[0]))
-        else:
-            self.solver.push()
-            self.solver.add(z3.Or(*(z3.Not(self.problem.clause(c, self.post)) for c in touched)))
-            try:
-                found = self._check(*assumptions)
-            finally:
-                self.solver.pop()
-        return found
+            return self._check(*assumptions, self._negation(touched[0]))
+        # a fresh goal literal for "one of these breaks", over the cached negations
+        self._goals += 1
+        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
+        self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
+        return self._check(*assumptions, goal)
+
+    def premises(self, invariant: Sequence[Clause], targets: Sequence[Clause]) -> set[Clause]:
+        """Conjuncts of `invariant` whose pre-state truth suffices for the action to keep all
+        of `targets` (an unsat core; the invariant must already be inductive)."""
+        touched = [c for c in targets if self.touches(c)]
+        if not touched:
+            return set()
+        by_literal = {self._indicator(c): c for c in invariant}
+        self._goals += 1
+        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
+        self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
+        self.queries += 1
+        if check(self.solver, *by_literal, goal):
+            raise AssertionError(f"{self.action.name} breaks an invariant said to be inductive")
+        core = {str(x) for x in self.solver.unsat_core()}
+        return {c for lit, c in by_literal.items() if str(lit) in core}
 
     def breaks_one(
         self, invariant: Sequence[Clause], target: Clause
