@@ -30,7 +30,7 @@ from proofs.engines.fol.queries import ActionQueries, InitQueries
 from proofs.engines.fol.vocab import Clause, Structure
 
 #: How many of the smallest blocking candidates join per CTI.
-BLOCKERS = 2
+BLOCKERS = 1
 
 
 @frozen

@@ -37,8 +37,10 @@ from proofs.engines.fol.vocab import (
     Clause,
     Literal,
     Relation,
+    base_names,
     lit,
     neg,
+    projected,
 )
 
 #: What every verdict of this engine rests on, beside the cell's own options.
@@ -120,15 +122,24 @@ class Problem:
     def _literal(self, rels: Mapping[str, Any], literal: Literal, args: Sequence[Any]) -> Expr:
         """A relation literal at `args`, built once per vocabulary and arguments."""
         name = literal.atom.name
-        parts = DERIVED.get(name, (name,))
+        parts = base_names(name)
+        inner = projected(name)
         key = (
+            name[: len(name) - len(inner)] if inner else "",
             tuple(rels[p].name() for p in parts),
             tuple(a.get_id() for a in args),
             literal.positive,
         )
         if key not in self._terms:
-            atoms = [rels[p](*args) for p in parts]
-            atom = atoms[0] if len(atoms) == 1 else z3.Or(*atoms)
+
+            def atom_at(*xs: Any) -> Expr:
+                atoms = [rels[p](*xs) for p in parts]
+                return atoms[0] if len(atoms) == 1 else z3.Or(*atoms)
+
+            if inner is None:
+                atom = atom_at(*args)
+            else:
+                atom = self.sorts.exists(TASK, lambda u: atom_at(u, *args))
             self._terms[key] = atom if literal.positive else z3.Not(atom)
         return self._terms[key]
 
