@@ -35,13 +35,15 @@ BLOCKERS = 1
 
 @frozen
 class Stuck:
-    """A CTI no candidate blocks, on a conjunct inference may not drop."""
+    """A CTI no candidate blocks, on a conjunct inference may not drop (or the last CTI
+    when inference ran out of its budget of CTIs: `exhausted`)."""
 
     conjunct: Clause
     action: str
     pre: Structure
     post: Structure
     params: dict[str, str]
+    exhausted: bool = False
 
 
 @frozen
@@ -64,7 +66,7 @@ def infer(
     pool: Sequence[Clause],
     init: InitQueries,
     actions: Sequence[ActionQueries],
-    budget: int = 400,
+    budget: int = 3000,
     drops: list[Stuck] | None = None,
 ) -> Inference:
     """The loop of the module docstring over the given queries (one sort choice);
@@ -86,7 +88,7 @@ def infer(
                 if ctis > budget:
                     pre, post, params = found
                     culprit = next(c for c in invariant if not post.satisfies(c))
-                    stuck = Stuck(culprit, action.action.name, pre, post, params)
+                    stuck = Stuck(culprit, action.action.name, pre, post, params, exhausted=True)
                     return Inference(tuple(invariant), stuck, ctis, len(gone))
                 changed = True
                 pre, post, params = found

@@ -30,7 +30,6 @@ from proofs.engines.fol.system import (
     symbols,
 )
 from proofs.engines.fol.vocab import (
-    DERIVED,
     ITEM,
     TASK,
     VARIABLES,

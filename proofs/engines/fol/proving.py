@@ -19,9 +19,9 @@ from attrs import frozen
 
 from model import Invariant, Verdict
 from proofs.engines.explore import explore
-from proofs.engines.fol.coverage import coverage
 from proofs.engines.fol.data import Sample, config_of, mixes, reachable, structure
 from proofs.engines.fol.infer import Stuck, core, infer
+from proofs.engines.fol.modelled import coverage
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.queries import ActionQueries, InitQueries, all_queries
 from proofs.engines.fol.solve import (
@@ -107,14 +107,17 @@ def prove(
     timeout_ms: int = 60_000,
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
+    larger: tuple[int, int] | None = (3, 3),
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
     The invariant is inferred (`infer.py`) on a finite instance first (`finite` tasks
     and items, every quantifier expanded: a model there is a model of the unbounded
     query, so what it refutes is refuted for every size), then with the sorts
-    unbounded; the result is checked per (action, conjunct). `rounds` is kept for
-    callers of the earlier signature; inference bounds itself."""
+    unbounded; the result is checked per (action, conjunct). `larger` is a second
+    finite instance inference continues on (a CTI there is cheaper than with the sorts
+    unbounded); None skips it. `rounds` is kept for callers of the earlier signature;
+    inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
     base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
@@ -130,14 +133,14 @@ def prove(
         raise AssertionError(f"a reachable state breaks {broken[0].name}: the mapping is wrong")
     if sample.violated(SAFETY):
         seconds["sample"] = time.perf_counter() - started
-        found = shortest_counterexample(cell, sample_calls)
+        shortest = shortest_counterexample(cell, sample_calls)
         seconds["explore"] = time.perf_counter() - started - seconds["sample"]
         return Outcome(
             **base,  # type: ignore[arg-type]
             status=FAILS,
             sampled=len(sample),
             seconds=seconds,
-            counterexample=found,
+            counterexample=shortest,
             reason="a reachable state of a small mix of calls breaks it",
         )
     start = [*fixed, SAFETY]
@@ -149,6 +152,12 @@ def prove(
         mark = time.perf_counter()
         finite_queries = all_queries(small, timeout_ms)
         found = infer(start, start, pool, InitQueries(small, timeout_ms), finite_queries)
+        if found.stuck is None and larger is not None:
+            small = Problem(cell, FiniteSorts(*larger))
+            finite_queries = all_queries(small, timeout_ms)
+            found = infer(
+                found.invariant, start, pool, InitQueries(small, timeout_ms), finite_queries
+            )
         if found.stuck is None:
             found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
         seconds["houdini"] = time.perf_counter() - mark
@@ -165,7 +174,11 @@ def prove(
                 status=UNKNOWN,
                 seconds=seconds,
                 cti=_cti(found.stuck),
-                reason="no inductive invariant among the templates holds it",
+                reason=(
+                    "inference ran out of its budget of counterexamples to induction"
+                    if found.stuck.exhausted
+                    else "no inductive invariant among the templates holds it"
+                ),
             )
         result = check_each(problem, list(found.invariant), init, queries)
         seconds["check"] = time.perf_counter() - mark

@@ -32,7 +32,9 @@ class ActionQueries:
         self.changed = problem.changed(action)
         self.post = post_symbols(problem, action, self.pre, f"'{index}")
         self.solver = solver(timeout_ms)
-        self.solver.add(*problem.axioms(self.pre), *problem.step(action, self.pre, self.post, self.tag))
+        self.solver.add(
+            *problem.axioms(self.pre), *problem.step(action, self.pre, self.post, self.tag)
+        )
         self._on: dict[Clause, Any] = {}
         self._off: dict[Clause, Any] = {}
         self._goals = 0

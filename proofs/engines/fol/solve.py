@@ -63,7 +63,9 @@ def read(problem: Problem, model: Any, rels: Mapping[str, Any]) -> Structure:
         for rel in problem.relations:
             for combo in _product([list(range(len(universes[s]))) for s in rel.sorts]):
                 args = [universes[s][k] for s, k in zip(rel.sorts, combo, strict=True)]
-                rows.append((rel.name, tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True))))
+                rows.append(
+                    (rel.name, tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True)))
+                )
                 terms.append(rels[rel.name](*args))
         bits = [z3.If(t, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for t in terms]
         packed = (rows, bits[0] if len(bits) == 1 else z3.Concat(*bits))
@@ -73,9 +75,9 @@ def read(problem: Problem, model: Any, rels: Mapping[str, Any]) -> Structure:
     value = model.eval(vector, model_completion=True).as_long()
     width = len(rows)
     table: dict[str, set[tuple[object, ...]]] = {rel.name: set() for rel in problem.relations}
-    for k, (name, args) in enumerate(rows):
+    for k, (name, row) in enumerate(rows):
         if value >> (width - 1 - k) & 1:
-            table[name].add(args)
+            table[name].add(row)
     frozen_table = {name: frozenset(v) for name, v in table.items()}
     return Structure(tuple(names[TASK]), tuple(names[ITEM]), with_derived(frozen_table))
 

@@ -133,16 +133,3 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
 def _clauses(literals: list[Literal], low: int, high: int) -> Iterator[tuple[Literal, ...]]:
     for size in range(low, high + 1):
         yield from combinations(literals, size)
-
-
-def subsumed(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
-    """Drop a clause whose literals include all of a shorter kept clause's (it is implied)."""
-    kept: list[Clause] = []
-    keys: list[frozenset[Literal]] = []
-    for clause in sorted(clauses, key=lambda c: len(c.literals)):
-        key = frozenset(clause.literals)
-        if any(k <= key for k in keys):
-            continue
-        kept.append(clause)
-        keys.append(key)
-    return tuple(kept)
