@@ -118,6 +118,27 @@ def test_a_mutant_breaks_the_proved_invariant_and_safety_for_real(
     assert run_to(sound, SAFETY, run.depth) is None
 
 
+@pytest.fixture(scope="module")
+def locked() -> Outcome:
+    return prove(_cell("lock5", ("user-turn", "tool-outputs")))
+
+
+def test_releasing_the_lock_before_the_acks_breaks_the_lock5_invariant(locked: Outcome) -> None:
+    """lock5 with a user turn and tool outputs is proved; with the locks released when
+    the push sends, the invariant's lock discipline breaks, on a real run of the mutant
+    from an initial state. (An unintended delete is not reached in this cell: with both
+    locks free at once, the next push snapshots and diffs in one step.)"""
+    assert locked.status == PROVED, locked.reason
+    cell = _cell("lock5", ("user-turn", "tool-outputs"), "early-release")
+    problem = Problem(cell, FiniteSorts(2, 2))
+    result = check_invariant(problem, list(locked.invariant), 60_000)
+    assert result.conjunct is not None
+    assert result.conjunct != SAFETY
+    run = run_to(problem, result.conjunct, 6)
+    assert run is not None and not run.states[-1].satisfies(result.conjunct)
+    assert run_to(Problem(locked.cell, FiniteSorts(2, 2)), result.conjunct, run.depth) is None
+
+
 def test_events_out_of_order_keep_this_cells_invariant(cleanup: Outcome) -> None:
     """Out-of-order events need a create and a delete of one item in flight together;
     in this cell only start items are deleted, so the invariant stays inductive. The
