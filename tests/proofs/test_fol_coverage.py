@@ -65,3 +65,10 @@ def test_a_site_field_or_mutant_it_does_not_know_makes_the_cell_unknown() -> Non
     cell = Cell(VARIANTS_BY_NAME["lock5"], (Timed(**fields, delay=1.0),), Environment())
     assert "delay" in coverage(cell)
     assert "mutant" in coverage(Cell(VARIANTS_BY_NAME["lock5"], TOOL, Environment(), "nope"))
+
+
+def test_a_cell_past_its_time_limit_is_unknown_never_proved() -> None:
+    cell = Cell(VARIANTS_BY_NAME["three-way"], TOOL, Environment())
+    outcome = prove(cell, seconds_limit=0.0)
+    assert outcome.status == UNKNOWN
+    assert "time" in outcome.reason

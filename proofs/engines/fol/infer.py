@@ -21,6 +21,7 @@ with the sorts unbounded, where a CTI of any size feeds the same loop.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from attrs import frozen
@@ -68,9 +69,11 @@ def infer(
     actions: Sequence[ActionQueries],
     budget: int = 3000,
     drops: list[Stuck] | None = None,
+    deadline: float | None = None,
 ) -> Inference:
     """The loop of the module docstring over the given queries (one sort choice);
-    `drops`, when given, collects why each conjunct left."""
+    `drops`, when given, collects why each conjunct left; past `deadline` (a
+    `time.monotonic()` value) inference stops as if out of budget."""
     invariant = list(start)
     keep = set(protected)
     gone: set[Clause] = set()
@@ -85,7 +88,8 @@ def infer(
                 if found is None:
                     break
                 ctis += 1
-                if ctis > budget:
+                late = deadline is not None and time.monotonic() > deadline
+                if ctis > budget or late:
                     pre, post, params = found
                     culprit = next(c for c in invariant if not post.satisfies(c))
                     stuck = Stuck(culprit, action.action.name, pre, post, params, exhausted=True)

@@ -108,6 +108,7 @@ def prove(
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
     larger: tuple[int, int] | None = (3, 3),
+    seconds_limit: float | None = None,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
@@ -116,8 +117,9 @@ def prove(
     query, so what it refutes is refuted for every size), then with the sorts
     unbounded; the result is checked per (action, conjunct). `larger` is a second
     finite instance inference continues on (a CTI there is cheaper than with the sorts
-    unbounded); None skips it. `rounds` is kept for callers of the earlier signature;
-    inference bounds itself."""
+    unbounded); None skips it. Past `seconds_limit` (wall seconds from the start)
+    inference stops and the cell is `unknown`. `rounds` is kept for callers of the
+    earlier signature; inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
     base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
@@ -125,6 +127,7 @@ def prove(
     if reason:
         return Outcome(**base, status=UNKNOWN, reason=reason)  # type: ignore[arg-type]
     started = time.perf_counter()
+    deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
     configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
     sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
     fixed = fixed_conjuncts(cell)
@@ -151,12 +154,15 @@ def prove(
     try:
         mark = time.perf_counter()
         finite_queries = all_queries(small, timeout_ms)
-        found = infer(start, start, pool, InitQueries(small, timeout_ms), finite_queries)
+        found = infer(
+            start, start, pool, InitQueries(small, timeout_ms), finite_queries, deadline=deadline
+        )
         if found.stuck is None and larger is not None:
             small = Problem(cell, FiniteSorts(*larger))
             finite_queries = all_queries(small, timeout_ms)
+            init_small = InitQueries(small, timeout_ms)
             found = infer(
-                found.invariant, start, pool, InitQueries(small, timeout_ms), finite_queries
+                found.invariant, start, pool, init_small, finite_queries, deadline=deadline
             )
         if found.stuck is None:
             found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
@@ -165,7 +171,7 @@ def prove(
         problem = Problem(cell, unbounded_sorts())
         init, queries = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
         if found.stuck is None:
-            found = infer(found.invariant, start, pool, init, queries)
+            found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
         if found.stuck is not None:
             seconds["check"] = time.perf_counter() - mark
             return Outcome(
@@ -175,7 +181,7 @@ def prove(
                 seconds=seconds,
                 cti=_cti(found.stuck),
                 reason=(
-                    "inference ran out of its budget of counterexamples to induction"
+                    "inference ran out of its budget of counterexamples to induction or time"
                     if found.stuck.exhausted
                     else "no inductive invariant among the templates holds it"
                 ),
