@@ -1,5 +1,6 @@
-"""Parameterized proofs: one cell proved for every size, mutants breaking its invariant's
-consecution, and a failing cell falling back to the explorer's trace."""
+"""Parameterized proofs: cells proved for every size, mutants breaking the proved
+invariant's consecution and reaching a break from an initial state, and a failing cell
+falling back to the explorer's trace."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from proofs.engines.fol import (
     mixes,
     prove,
     reachable,
+    run_to,
     state_lines,
     structure,
 )
@@ -40,7 +42,14 @@ def _cell(variant: str, sites: tuple[str, ...], mutant: str | None = None) -> Ce
 
 @pytest.fixture(scope="module")
 def tool_outputs() -> Outcome:
-    return prove(_cell("three-way", ("tool-outputs",)), finite=(2, 2))
+    return prove(_cell("three-way", ("tool-outputs",)))
+
+
+@pytest.fixture(scope="module")
+def cleanup() -> Outcome:
+    """A cell whose calls delete (the cleanup drops the never-played item) and whose user
+    turn adds its message locally only after its push."""
+    return prove(_cell("three-way", ("cleanup", "user-turn")))
 
 
 def test_three_way_tool_outputs_is_proved_for_every_size(tool_outputs: Outcome) -> None:
@@ -61,8 +70,21 @@ def test_three_way_tool_outputs_is_proved_for_every_size(tool_outputs: Outcome) 
     }
 
 
-def test_the_invariant_holds_on_larger_mixes_than_it_was_found_on(tool_outputs: Outcome) -> None:
-    cell = tool_outputs.cell
+def test_a_cell_that_deletes_is_proved_and_every_action_runs(cleanup: Outcome) -> None:
+    assert cleanup.status == PROVED, cleanup.reason
+    assert SAFETY in cleanup.invariant
+    # deletes are sent and answered; only a rejected delete never happens, since without
+    # the rejections option the server refuses only a delete of an item it lacks
+    assert set(cleanup.disabled) <= {"client applies a rejected delete"}
+    assert cleanup.queries > len(cleanup.invariant)  # per (action, conjunct)
+
+
+@pytest.mark.parametrize("which", ["tool_outputs", "cleanup"])
+def test_the_invariant_holds_on_larger_mixes_than_it_was_found_on(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    outcome: Outcome = request.getfixturevalue(which)
+    cell = outcome.cell
     structures = [
         structure(state, config_of(cell, scenario), cell)
         for scenario in mixes(cell.sites, 3, cell.environment)
@@ -70,26 +92,61 @@ def test_the_invariant_holds_on_larger_mixes_than_it_was_found_on(tool_outputs: 
     ]
     sample = Sample(structures)
     assert len(sample) > 100
-    assert not [c.text() for c in tool_outputs.invariant if sample.violated(c)]
+    assert not [c.text() for c in outcome.invariant if sample.violated(c)]
 
 
-def test_a_mutant_breaks_the_proved_invariant(tool_outputs: Outcome) -> None:
-    """The invariant proved for the cell is not inductive once the session diffs without
-    the base: consecution fails on a finite instance (a model there is one for every
-    size). `events-out-of-order` does not break it: in this cell nothing is deleted, and
-    no conjunct found depends on the order of the added events."""
-    cell = _cell("three-way", ("tool-outputs",), "no-base")
+@pytest.mark.parametrize("mutant", ["no-base", "diff-mirror"])
+def test_a_mutant_breaks_the_proved_invariant_and_safety_for_real(
+    mutant: str, cleanup: Outcome
+) -> None:
+    """The invariant proved for the sound cell is not inductive for the mutant: a
+    counterexample to induction on a finite instance (a model there is one for every
+    size), in trace words. And the break is real: a run of the mutant's first-order
+    system from an initial state ends in an unintended delete."""
+    problem = Problem(_cell("three-way", ("cleanup", "user-turn"), mutant), FiniteSorts(2, 2))
+    result = check_invariant(problem, list(cleanup.invariant), 60_000)
+    assert result.breaks is not None and result.conjunct is not None
+    assert result.transition is not None
+    assert state_lines(result.transition.pre)[0].startswith("server: {")
+    run = run_to(problem, SAFETY, 8)
+    assert run is not None
+    assert not run.states[-1].satisfies(SAFETY)
+    assert run.states[0].satisfies(SAFETY)
+    # the same checks on the sound cell find nothing
+    sound = Problem(cleanup.cell, FiniteSorts(2, 2))
+    assert check_invariant(sound, list(cleanup.invariant), 60_000).breaks is None
+    assert run_to(sound, SAFETY, run.depth) is None
+
+
+@pytest.fixture(scope="module")
+def locked() -> Outcome:
+    return prove(_cell("lock5", ("user-turn", "tool-outputs")))
+
+
+def test_releasing_the_lock_before_the_acks_breaks_the_lock5_invariant(locked: Outcome) -> None:
+    """lock5 with a user turn and tool outputs is proved; with the locks released when
+    the push sends, the invariant's lock discipline breaks, on a real run of the mutant
+    from an initial state. (An unintended delete is not reached in this cell: with both
+    locks free at once, the next push snapshots and diffs in one step.)"""
+    assert locked.status == PROVED, locked.reason
+    cell = _cell("lock5", ("user-turn", "tool-outputs"), "early-release")
     problem = Problem(cell, FiniteSorts(2, 2))
-    result = check_invariant(problem, list(tool_outputs.invariant), 60_000)
-    assert result.breaks is not None
-    broken = [c for c in tool_outputs.invariant if not result.breaks.satisfies(c)]
-    assert broken
-    assert state_lines(result.breaks)[0].startswith("server: {")
-    # the same check on the cell without the fault finds nothing
-    sound = check_invariant(
-        Problem(tool_outputs.cell, FiniteSorts(2, 2)), list(tool_outputs.invariant), 60_000
+    result = check_invariant(problem, list(locked.invariant), 60_000)
+    assert result.conjunct is not None
+    assert result.conjunct != SAFETY
+    run = run_to(problem, result.conjunct, 6)
+    assert run is not None and not run.states[-1].satisfies(result.conjunct)
+    assert run_to(Problem(locked.cell, FiniteSorts(2, 2)), result.conjunct, run.depth) is None
+
+
+def test_events_out_of_order_keep_this_cells_invariant(cleanup: Outcome) -> None:
+    """Out-of-order events need a create and a delete of one item in flight together;
+    in this cell only start items are deleted, so the invariant stays inductive. The
+    check says so rather than claiming a catch (docs/proofs.md)."""
+    problem = Problem(
+        _cell("three-way", ("cleanup", "user-turn"), "events-out-of-order"), FiniteSorts(2, 2)
     )
-    assert sound.breaks is None
+    assert check_invariant(problem, list(cleanup.invariant), 60_000).breaks is None
 
 
 def test_a_failing_cell_gets_the_explorers_shortest_trace_over_the_smallest_mix() -> None:

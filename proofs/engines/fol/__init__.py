@@ -4,11 +4,16 @@ library of conjunct templates, and z3 checking the result with the sorts unbound
 
 - `Cell`: a variant, the sites its calls may be of, an environment (and a mutant);
 - `prove`: invariant 1 for the cell, as an `Outcome` with its scope and assumptions;
+- `covers`, `coverage`: whether the engine models a cell at all (an allow-list of
+  environment options, session kinds and record fields), and why not;
+- `run_to`: a run of the first-order system from an initial state to a broken clause;
 - `structure`: a `model.State` as relations (the cross-check with the explorer);
 - `state_lines`, `transition_lines`: first-order states in ackguard's trace words.
 """
 
+from proofs.engines.fol.bmc import Run, run_to
 from proofs.engines.fol.data import Sample, mixes, reachable, structure
+from proofs.engines.fol.modelled import coverage, covers
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.proving import (
     FAILS,
@@ -43,13 +48,17 @@ __all__ = [
     "Outcome",
     "Problem",
     "Relation",
+    "Run",
     "Sample",
     "Structure",
     "candidates",
+    "coverage",
+    "covers",
     "fixed_conjuncts",
     "mixes",
     "prove",
     "reachable",
+    "run_to",
     "scope",
     "state_lines",
     "structure",

@@ -159,7 +159,11 @@ def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple
                 if site.request is RequestSource.LOCAL_CONTEXT:
                     calls.append(Call(site.name, drops=("asst1",)))
                 elif site.request is RequestSource.CALLER_COPY:
-                    calls.append(Call(site.name, adds=(f"new{n}",), drops=("msg0",)))
+                    # it drops a start item and the previous call's item: a replacement
+                    # may delete what another push still has in flight
+                    adder = n > 0 and combo[n - 1].request is not RequestSource.LOCAL_CONTEXT
+                    drops = ("msg0", f"new{n - 1}") if adder else ("msg0",)
+                    calls.append(Call(site.name, adds=(f"new{n}",), drops=drops))
                 else:
                     calls.append(Call(site.name, adds=(f"new{n}",)))
             cleanup = any(s.request is RequestSource.LOCAL_CONTEXT for s in combo)

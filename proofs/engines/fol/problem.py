@@ -10,15 +10,37 @@ start the local context is the server conversation less the never-played items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import product
 from typing import Any
 
 import z3
 
 from model import RequestSource
 from proofs.engines.fol.actions import actions
-from proofs.engines.fol.system import PCS, Action, Cell, Expr, Run, Sorts, relations, symbols
-from proofs.engines.fol.vocab import DERIVED, ITEM, TASK, VARIABLES, Clause, Relation, lit, neg
+from proofs.engines.fol.system import (
+    PCS,
+    Action,
+    Cell,
+    Expr,
+    FiniteSorts,
+    Run,
+    Sorts,
+    relations,
+    symbols,
+)
+from proofs.engines.fol.vocab import (
+    ITEM,
+    TASK,
+    VARIABLES,
+    Clause,
+    Literal,
+    Relation,
+    base_names,
+    lit,
+    neg,
+    projected,
+)
 
 #: What every verdict of this engine rests on, beside the cell's own options.
 ASSUMPTIONS: tuple[str, ...] = (
@@ -62,6 +84,13 @@ class Problem:
         self.relations: tuple[Relation, ...] = relations(cell)
         self.by_name: dict[str, Relation] = {r.name: r for r in self.relations}
         self.actions: tuple[Action, ...] = actions(cell, sorts)
+        #: The pre-state symbols every query shares.
+        self.pre: dict[str, Any] = self.symbols("")
+        self._pre_clauses: dict[Clause, Expr] = {}
+        self._changed: dict[str, frozenset[str]] = {}
+        self._terms: dict[tuple[object, ...], Expr] = {}
+        #: A finite instance's packed readers, by the vocabulary's symbol names (`solve.read`).
+        self.packed: dict[tuple[str, ...], tuple[list[tuple[str, tuple[object, ...]]], Expr]] = {}
 
     def symbols(self, suffix: str) -> dict[str, Any]:
         return symbols(self.cell, self.sorts, suffix)
@@ -69,6 +98,10 @@ class Problem:
     # -- formulas over one vocabulary ------------------------------------------------
 
     def clause(self, clause: Clause, rels: Mapping[str, Any]) -> Expr:
+        """`clause` over the vocabulary `rels`: one quantifier, or on a finite instance
+        the conjunction of its ground instances (built from cached atoms)."""
+        if isinstance(self.sorts, FiniteSorts):
+            return self._ground(clause, rels)
         names = clause.variables
 
         def body(*values: Any) -> Expr:
@@ -78,14 +111,66 @@ class Problem:
                 args = [env[a] for a in literal.atom.args]
                 if literal.atom.name == "=":
                     atom = args[0] == args[1]
-                elif literal.atom.name in DERIVED:
-                    atom = z3.Or(*(rels[part](*args) for part in DERIVED[literal.atom.name]))
+                    disjuncts.append(atom if literal.positive else z3.Not(atom))
                 else:
-                    atom = rels[literal.atom.name](*args)
-                disjuncts.append(atom if literal.positive else z3.Not(atom))
+                    disjuncts.append(self._literal(rels, literal, args))
             return z3.Or(*disjuncts) if len(disjuncts) > 1 else disjuncts[0]
 
         return self.sorts.forall_many([VARIABLES[v] for v in names], body)
+
+    def _literal(self, rels: Mapping[str, Any], literal: Literal, args: Sequence[Any]) -> Expr:
+        """A relation literal at `args`, built once per vocabulary and arguments."""
+        name = literal.atom.name
+        parts = base_names(name)
+        inner = projected(name)
+        key = (
+            name[: len(name) - len(inner)] if inner else "",
+            tuple(rels[p].name() for p in parts),
+            tuple(a.get_id() for a in args),
+            literal.positive,
+        )
+        if key not in self._terms:
+
+            def atom_at(*xs: Any) -> Expr:
+                atoms = [rels[p](*xs) for p in parts]
+                return atoms[0] if len(atoms) == 1 else z3.Or(*atoms)
+
+            if inner is None:
+                atom = atom_at(*args)
+            else:
+                atom = self.sorts.exists(TASK, lambda u: atom_at(u, *args))
+            self._terms[key] = atom if literal.positive else z3.Not(atom)
+        return self._terms[key]
+
+    def _ground(self, clause: Clause, rels: Mapping[str, Any]) -> Expr:
+        sorts = self.sorts
+        assert isinstance(sorts, FiniteSorts)
+        names = clause.variables
+        pools = [sorts.elements(None, VARIABLES[v]) for v in names]
+        instances = []
+        for values in product(*pools):
+            env = dict(zip(names, values, strict=True))
+            disjuncts: list[Expr] = []
+            for literal in clause.literals:
+                args = [env[a] for a in literal.atom.args]
+                if literal.atom.name == "=":
+                    if args[0].eq(args[1]) == literal.positive:
+                        break  # this instance holds whatever the relations are
+                    continue
+                disjuncts.append(self._literal(rels, literal, args))
+            else:
+                if not disjuncts:
+                    return z3.BoolVal(False)
+                instances.append(disjuncts[0] if len(disjuncts) == 1 else z3.Or(*disjuncts))
+        if not instances:
+            return z3.BoolVal(True)
+        return instances[0] if len(instances) == 1 else z3.And(*instances)
+
+    def pre_clause(self, clause: Clause) -> Expr:
+        """`clause` over the pre-state symbols, built once."""
+        if clause not in self._pre_clauses:
+            self._pre_clauses[clause] = self.clause(clause, self.pre)
+        return self._pre_clauses[clause]
 
     def axioms(self, rels: Mapping[str, Any]) -> list[Expr]:
         """The static facts, true in every state."""
@@ -180,10 +265,14 @@ class Problem:
 
     def changed(self, action: Action) -> frozenset[str]:
         """Relations the action may change (read off its effect, not written by hand)."""
-        pre = self.symbols("")
+        if action.name in self._changed:
+            return self._changed[action.name]
+        pre = self.pre
         params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
         run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
-        return frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
+        out = frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
+        self._changed[action.name] = out
+        return out
 
 
 def _exclusive(s: Sorts, first: Any, second: Any) -> Expr:

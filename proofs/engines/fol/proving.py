@@ -13,14 +13,17 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+import attrs
 import z3
 from attrs import frozen
 
 from model import Invariant, Verdict
 from proofs.engines.explore import explore
 from proofs.engines.fol.data import Sample, config_of, mixes, reachable, structure
-from proofs.engines.fol.houdini import consecution_filter, initiation_filter
+from proofs.engines.fol.infer import Stuck, core, infer
+from proofs.engines.fol.modelled import coverage
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
+from proofs.engines.fol.queries import ActionQueries, InitQueries, all_queries
 from proofs.engines.fol.solve import (
     Transition,
     check,
@@ -31,8 +34,8 @@ from proofs.engines.fol.solve import (
     solver,
 )
 from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
-from proofs.engines.fol.templates import candidates, subsumed
-from proofs.engines.fol.vocab import Clause, Structure, names
+from proofs.engines.fol.templates import candidates
+from proofs.engines.fol.vocab import Clause, Structure
 from proofs.engines.trace import Trace
 from proofs.errors import Unsettled
 
@@ -101,135 +104,165 @@ def assumptions(cell: Cell) -> tuple[str, ...]:
 def prove(
     cell: Cell,
     sample_calls: int = 2,
-    timeout_ms: int = 120_000,
+    timeout_ms: int = 60_000,
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
+    larger: tuple[int, int] | None = (3, 3),
+    seconds_limit: float | None = None,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
-    Houdini runs first on a finite instance (`finite` tasks and items, every quantifier
-    expanded): a model there is a model of the unbounded query, so what it drops is
-    rightly dropped. The survivors are then checked with the sorts unbounded, per
-    action; a counterexample there drops more, for at most `rounds` rounds."""
+    The invariant is inferred (`infer.py`) on a finite instance first (`finite` tasks
+    and items, every quantifier expanded: a model there is a model of the unbounded
+    query, so what it refutes is refuted for every size), then with the sorts
+    unbounded; the result is checked per (action, conjunct). `larger` is a second
+    finite instance inference continues on (a CTI there is cheaper than with the sorts
+    unbounded); None skips it. Past `seconds_limit` (wall seconds from the start)
+    inference stops and the cell is `unknown`. `rounds` is kept for callers of the
+    earlier signature; inference bounds itself."""
+    del rounds
     seconds: dict[str, float] = {}
+    base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
+    reason = coverage(cell)
+    if reason:
+        return Outcome(**base, status=UNKNOWN, reason=reason)  # type: ignore[arg-type]
     started = time.perf_counter()
+    deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
     configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
     sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
     fixed = fixed_conjuncts(cell)
     broken = [c for c in fixed if sample.violated(c)]
     if broken:
         raise AssertionError(f"a reachable state breaks {broken[0].name}: the mapping is wrong")
-    base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
     if sample.violated(SAFETY):
         seconds["sample"] = time.perf_counter() - started
-        found = shortest_counterexample(cell, sample_calls)
+        shortest = shortest_counterexample(cell, sample_calls)
         seconds["explore"] = time.perf_counter() - started - seconds["sample"]
         return Outcome(
             **base,  # type: ignore[arg-type]
             status=FAILS,
             sampled=len(sample),
             seconds=seconds,
-            counterexample=found,
+            counterexample=shortest,
             reason="a reachable state of a small mix of calls breaks it",
         )
+    start = [*fixed, SAFETY]
     small = Problem(cell, FiniteSorts(*finite))
-    pool = subsumed(sample.filter(candidates(small.relations)))
+    pool = sample.filter(candidates(small.relations))
+    counts = dict(sampled=len(sample), candidates=len(pool))
     seconds["sample"] = time.perf_counter() - started
     try:
         mark = time.perf_counter()
-        live = initiation_filter(small, [*fixed, SAFETY, *pool], timeout_ms)
-        live = consecution_filter(small, live, timeout_ms)
+        finite_queries = all_queries(small, timeout_ms)
+        found = infer(
+            start, start, pool, InitQueries(small, timeout_ms), finite_queries, deadline=deadline
+        )
+        if found.stuck is None and larger is not None:
+            small = Problem(cell, FiniteSorts(*larger))
+            finite_queries = all_queries(small, timeout_ms)
+            init_small = InitQueries(small, timeout_ms)
+            found = infer(
+                found.invariant, start, pool, init_small, finite_queries, deadline=deadline
+            )
+        if found.stuck is None:
+            found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
         seconds["houdini"] = time.perf_counter() - mark
         mark = time.perf_counter()
         problem = Problem(cell, unbounded_sorts())
-        queries = 0
-        for _ in range(rounds):
-            if SAFETY not in live:
-                break
-            lost = [c for c in fixed if c not in live]
-            if lost:
-                raise AssertionError(f"Houdini dropped the fixed conjunct {lost[0].name}")
-            result = check_invariant(problem, live, timeout_ms)
-            queries += result.queries
-            if result.breaks is None:
-                seconds["check"] = time.perf_counter() - mark
-                return Outcome(
-                    **base,  # type: ignore[arg-type]
-                    status=PROVED,
-                    invariant=tuple(live),
-                    disabled=result.disabled,
-                    queries=queries,
-                    sampled=len(sample),
-                    candidates=len(pool),
-                    seconds=seconds,
-                )
-            live = [c for c in live if result.breaks.satisfies(c)]
-        seconds["check"] = time.perf_counter() - mark
-        if SAFETY in live:
+        init, queries = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
+        if found.stuck is None:
+            found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
+        if found.stuck is not None:
+            seconds["check"] = time.perf_counter() - mark
             return Outcome(
                 **base,  # type: ignore[arg-type]
+                **counts,  # type: ignore[arg-type]
                 status=UNKNOWN,
-                sampled=len(sample),
-                candidates=len(pool),
                 seconds=seconds,
-                reason=f"Houdini did not settle in {rounds} unbounded rounds",
+                cti=_cti(found.stuck),
+                reason=(
+                    "inference ran out of its budget of counterexamples to induction or time"
+                    if found.stuck.exhausted
+                    else "no inductive invariant among the templates holds it"
+                ),
             )
-        cti = counterexample_to_induction(small, live, SAFETY, timeout_ms)
-        return Outcome(
-            **base,  # type: ignore[arg-type]
-            status=UNKNOWN,
-            sampled=len(sample),
-            candidates=len(pool),
-            seconds=seconds,
-            cti=cti,
-            reason="no inductive invariant among the templates holds it",
-        )
+        result = check_each(problem, list(found.invariant), init, queries)
+        seconds["check"] = time.perf_counter() - mark
     except Unsettled as error:
         return Outcome(
             **base,  # type: ignore[arg-type]
+            **counts,  # type: ignore[arg-type]
             status=UNKNOWN,
-            sampled=len(sample),
-            candidates=len(pool),
             seconds=seconds,
             reason=f"z3 did not settle a query: {error}",
         )
+    if result.breaks is not None:
+        raise AssertionError("inference ended with an invariant its own check breaks")
+    return Outcome(
+        **base,  # type: ignore[arg-type]
+        **counts,  # type: ignore[arg-type]
+        status=PROVED,
+        invariant=found.invariant,
+        disabled=result.disabled,
+        queries=result.queries,
+        seconds=seconds,
+    )
+
+
+def _cti(stuck: Stuck) -> Cti:
+    return Cti(stuck.conjunct, Transition(stuck.action, stuck.pre, stuck.post, stuck.params))
 
 
 @frozen
 class CheckResult:
+    """The per-(action, conjunct) check of an invariant."""
+
     queries: int
-    #: A post state (unbounded sorts) breaking some conjunct, or None when all hold.
+    #: A post state breaking some conjunct, or None when all hold.
     breaks: Structure | None
     #: Actions no state of the invariant enables (for the cell's sites, say, no deletes).
     disabled: tuple[str, ...] = ()
+    #: The conjunct broken and the transition that breaks it, when `breaks` is set.
+    conjunct: Clause | None = None
+    transition: Transition | None = None
 
 
 def check_invariant(problem: Problem, invariant: list[Clause], timeout_ms: int) -> CheckResult:
-    """Initiation, then per action: enabledness (the action can run in some state of the
-    invariant, so the proof is not vacuous) and consecution (no successor breaks a
-    conjunct). AssertionError when initiation fails."""
-    pre = problem.symbols("")
-    s = solver(timeout_ms)
-    s.add(*problem.axioms(pre), *problem.init(pre))
-    queries = 1
-    if check(s, z3.Not(z3.And(*conjunction(problem, invariant, pre)))):
-        raise AssertionError("initiation fails")
-    inv_pre = conjunction(problem, invariant, pre)
+    """`check_each` with fresh queries; AssertionError when initiation fails."""
+    return check_each(
+        problem, invariant, InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
+    )
+
+
+def check_each(
+    problem: Problem,
+    invariant: list[Clause],
+    init: InitQueries,
+    queries: list[ActionQueries],
+) -> CheckResult:
+    """Initiation per conjunct, then per action: enabledness (the action can run in some
+    state of the invariant, so the proof is not vacuous) and consecution of each conjunct
+    the action can change (the others are the same formula after it)."""
+    for clause in invariant:
+        if init.breaks(clause) is not None:
+            raise AssertionError(f"initiation fails for {clause.text()}")
     disabled: list[str] = []
-    for action in problem.actions:
-        post = post_symbols(problem, action, pre, "'")
-        changed = problem.changed(action)
-        touched = [c for c in invariant if names(c) & changed]
-        s = solver(timeout_ms)
-        s.add(*problem.axioms(pre), *inv_pre, *problem.step(action, pre, post, "k"))
-        queries += 2
-        if not check(s):
-            disabled.append(action.name)
+    count = init.queries
+    for q in queries:
+        before = q.queries
+        if not q.enabled(invariant):
+            disabled.append(q.action.name)
+            count += q.queries - before
             continue
-        # a conjunct over relations the action leaves alone is the same formula after it
-        if touched and check(s, z3.Not(z3.And(*conjunction(problem, touched, post)))):
-            return CheckResult(queries, read(problem, s.model(), post), tuple(disabled))
-    return CheckResult(queries, None, tuple(disabled))
+        for clause in invariant:
+            found = q.breaks_one(invariant, clause)
+            if found is not None:
+                pre, post, params = found
+                count += q.queries - before
+                step = Transition(q.action.name, pre, post, params)
+                return CheckResult(count, post, tuple(disabled), clause, step)
+        count += q.queries - before
+    return CheckResult(count, None, tuple(disabled))
 
 
 def counterexample_to_induction(

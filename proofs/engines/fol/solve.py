@@ -15,7 +15,7 @@ import z3
 from attrs import frozen
 
 from proofs.engines.fol.problem import Problem
-from proofs.engines.fol.system import Action
+from proofs.engines.fol.system import Action, FiniteSorts
 from proofs.engines.fol.vocab import ITEM, TASK, Clause, Structure, with_derived
 from proofs.errors import Unsettled
 
@@ -33,6 +33,7 @@ class Transition:
 def solver(timeout_ms: int) -> Any:
     s = z3.Solver()
     s.set("timeout", timeout_ms)
+    s.set("core.minimize", True)
     return s
 
 
@@ -53,15 +54,32 @@ def read(problem: Problem, model: Any, rels: Mapping[str, Any]) -> Structure:
         universes[sort] = problem.sorts.elements(model, sort)
     names = {TASK: [f"T{n}" for n in range(len(universes[TASK]))]}
     names[ITEM] = [f"i{n}" for n in range(len(universes[ITEM]))]
-    table: dict[str, frozenset[tuple[object, ...]]] = {}
-    for rel in problem.relations:
-        tuples: set[tuple[object, ...]] = set()
-        for combo in _product([list(range(len(universes[s]))) for s in rel.sorts]):
-            args = [universes[s][k] for s, k in zip(rel.sorts, combo, strict=True)]
-            if z3.is_true(model.eval(rels[rel.name](*args), model_completion=True)):
-                tuples.add(tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True)))
-        table[rel.name] = frozenset(tuples)
-    return Structure(tuple(names[TASK]), tuple(names[ITEM]), with_derived(table))
+    rows: list[tuple[str, tuple[object, ...]]] = []
+    terms: list[Any] = []
+    finite = isinstance(problem.sorts, FiniteSorts)
+    key = tuple(rels[r.name].name() for r in problem.relations) if finite else ()
+    packed = problem.packed.get(key) if finite else None
+    if packed is None:
+        for rel in problem.relations:
+            for combo in _product([list(range(len(universes[s]))) for s in rel.sorts]):
+                args = [universes[s][k] for s, k in zip(rel.sorts, combo, strict=True)]
+                rows.append(
+                    (rel.name, tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True)))
+                )
+                terms.append(rels[rel.name](*args))
+        bits = [z3.If(t, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for t in terms]
+        packed = (rows, bits[0] if len(bits) == 1 else z3.Concat(*bits))
+        if finite:
+            problem.packed[key] = packed
+    rows, vector = packed
+    value = model.eval(vector, model_completion=True).as_long()
+    width = len(rows)
+    table: dict[str, set[tuple[object, ...]]] = {rel.name: set() for rel in problem.relations}
+    for k, (name, row) in enumerate(rows):
+        if value >> (width - 1 - k) & 1:
+            table[name].add(row)
+    frozen_table = {name: frozenset(v) for name, v in table.items()}
+    return Structure(tuple(names[TASK]), tuple(names[ITEM]), with_derived(frozen_table))
 
 
 def element(problem: Problem, model: Any, const: Any, sort: str) -> str:

@@ -217,7 +217,7 @@ class Run:
         return self.rels[name]
 
     def set(self, name: str, fn: Fn) -> None:
-        self.rels[name] = fn
+        self.rels[name] = memo(fn)
 
     def require(self, condition: Expr) -> None:
         self.guard = z3.And(self.guard, condition)
@@ -236,7 +236,21 @@ def merge(condition: Expr, then: Run, other: Run) -> Run:
 
 
 def _ite(condition: Expr, a: Fn, b: Fn) -> Fn:
-    return lambda *args: z3.If(condition, a(*args), b(*args))
+    return memo(lambda *args: z3.If(condition, a(*args), b(*args)))
+
+
+def memo(fn: Fn) -> Fn:
+    """`fn` evaluated once per arguments: the effects nest (a diff reads the expected view
+    in five relations), and on a finite instance each is applied to every ground tuple."""
+    cache: dict[tuple[int, ...], tuple[tuple[Any, ...], Expr]] = {}
+
+    def cached(*args: Any) -> Expr:
+        key = tuple(a.get_id() for a in args)
+        if key not in cache:
+            cache[key] = (args, fn(*args))  # the arguments stay alive, so ids stay theirs
+        return cache[key][1]
+
+    return cached
 
 
 @frozen

@@ -11,17 +11,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import combinations
 
-from proofs.engines.fol.vocab import DERIVED, ITEM, TASK, Atom, Clause, Literal, Relation
+from proofs.engines.fol.vocab import (
+    ANY,
+    DERIVED,
+    ITEM,
+    SOME,
+    TASK,
+    Atom,
+    Clause,
+    Literal,
+    Relation,
+)
 
 FAMILIES: dict[str, str] = {
     "item": "one or two facts about one item",
-    "task": "two facts about one task, or its site and one more",
+    "task": "two facts about one task, or its site and one or two more",
     "task-item": "an op slot (or delete record) and one more fact about its task or item; "
     "a task's copy, request or base row and one fact about the task",
     "same-item": "two tasks' facts about one item: they are the same task, or ordered",
     "fifo": "two tasks' facts about two items: not in this batch order, or the same task",
     "at-most-one": "two tasks' facts: the same task",
-    "fresh": "while a call is at some point, no task has its items anywhere",
+    "fresh": "while a call is at some point, no task has its items anywhere, or its items "
+    "are (or are not) in some view",
+    "item-flight": "one or two facts about one item, unless some task has an op slot of it "
+    "(an existential: exists u. slot(u, i)) or some task is at some point (exists u. P(u))",
+    "item3": "three facts about one item, or three unless some task is at some point",
 }
 
 
@@ -34,13 +48,6 @@ def _literals(atoms: Iterable[Atom]) -> list[Literal]:
 
 def _of(rels: Iterable[Relation], sorts: tuple[str, ...]) -> list[Relation]:
     return [r for r in rels if r.sorts == sorts]
-
-
-#: Relations of an op slot (and the ghost record of deletes): the ones two tasks'
-#: facts are compared on.
-SLOTS = frozenset(
-    {"tsc", "tsd", "evc", "evd", "erc", "erd", "pc", "pd", "oc", "od", "dack", "adds", "cfl", "dfl"}
-)
 
 
 #: Relations of an op slot, the ghost record of deletes, and what a call adds: the
@@ -89,8 +96,8 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
     for combo in _clauses(_literals(dynamic), 1, 2):
         emit(combo, "task")
     for site in sites:
-        for other in _literals(dynamic):
-            emit((Literal(False, site), other), "task")
+        for combo in _clauses(_literals(dynamic), 1, 2):
+            emit((Literal(False, site), *combo), "task")
     for slot in slots_ti:
         emit((Literal(False, slot),), "task-item")
         for other in [*_literals(ti), *item_lits, *_literals(dynamic), *_literals(sites)]:
@@ -104,11 +111,20 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
             emit((Literal(False, a), Literal(False, b), Literal(True, earlier)), "same-item")
         for b in slots_uj:
             emit((Literal(False, a), Literal(False, b), Literal(False, earlier)), "fifo")
+    some = [Atom(SOME + a.name, ("i",)) for a in slots_ti if a.name != "adds"]
+    anyone = [Atom(ANY + a.name, ()) for a in dynamic]
+    for combo in _clauses(item_lits, 1, 2):
+        for extra in [*some, *anyone]:
+            emit((*combo, Literal(True, extra)), "item-flight")
+    for combo in combinations(item_lits, 3):
+        emit(combo, "item3")
+        for extra in anyone:
+            emit((*combo, Literal(True, extra)), "item3")
     for pc in dynamic:
         for b in ui:
             emit((Literal(False, pc), Literal(False, adds), Literal(False, b)), "fresh")
-        for item in items:
-            emit((Literal(False, pc), Literal(False, adds), Literal(False, item)), "fresh")
+        for item in item_lits:
+            emit((Literal(False, pc), Literal(False, adds), item), "fresh")
         for b in dynamic_u:
             emit((Literal(False, pc), Literal(False, b), eq), "at-most-one")
     return tuple(out)
@@ -117,16 +133,3 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
 def _clauses(literals: list[Literal], low: int, high: int) -> Iterator[tuple[Literal, ...]]:
     for size in range(low, high + 1):
         yield from combinations(literals, size)
-
-
-def subsumed(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
-    """Drop a clause whose literals include all of a shorter kept clause's (it is implied)."""
-    kept: list[Clause] = []
-    keys: list[frozenset[Literal]] = []
-    for clause in sorted(clauses, key=lambda c: len(c.literals)):
-        key = frozenset(clause.literals)
-        if any(k <= key for k in keys):
-            continue
-        kept.append(clause)
-        keys.append(key)
-    return tuple(kept)

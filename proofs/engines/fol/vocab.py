@@ -28,22 +28,58 @@ DERIVED: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Existential atoms: `some:R(i)` is `exists u. R(u, i)` for a task-item relation R, and
+#: `any:P` is `exists u. P(u)` for a task relation P. They appear only positively in
+#: the templates, so an invariant has `forall item exists task` (a Skolem function from
+#: items to tasks, none back) and stays in the fragment z3 decides.
+SOME = "some:"
+ANY = "any:"
+
+
+def projected(name: str) -> str | None:
+    """The relation an existential atom projects, or None for any other atom."""
+    for prefix in (SOME, ANY):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return None
+
+
 def with_derived(
     relations: Mapping[str, frozenset[tuple[object, ...]]],
 ) -> dict[str, frozenset[tuple[object, ...]]]:
-    """`relations` and every derived relation computed from them."""
+    """`relations` and every derived and existential relation computed from them."""
     out = dict(relations)
     for name, parts in DERIVED.items():
         if all(p in out for p in parts):
             out[name] = frozenset().union(*(out[p] for p in parts))
+    for name, rows in list(out.items()):
+        if name in _PAIRS:
+            out[SOME + name] = frozenset((row[1],) for row in rows)
+        elif name != "before":
+            out[ANY + name] = frozenset({()}) if rows else frozenset()
     return out
+
+
+#: Task-item relations by name, so an empty one still gets its `some:` projection.
+_PAIRS = frozenset(
+    {
+        *("adds", "drops", "req", "base", "copy", "tsc", "tsd", "evc", "evd", "erc", "erd"),
+        *("pc", "pd", "dack", "oc", "od", "cfl", "dfl"),
+    }
+)
+
+
+def base_names(name: str) -> tuple[str, ...]:
+    """The base relations an atom reads (derived and existential ones expanded)."""
+    inner = projected(name) or name
+    return DERIVED.get(inner, (inner,))
 
 
 def names(clause: Clause) -> frozenset[str]:
     """The base relations a clause reads (derived ones expanded)."""
     out: set[str] = set()
     for literal in clause.literals:
-        out.update(DERIVED.get(literal.atom.name, (literal.atom.name,)))
+        out.update(base_names(literal.atom.name))
     return frozenset(out)
 
 
@@ -57,7 +93,7 @@ class Relation:
     summary: str = ""
 
 
-@frozen(order=True)
+@frozen(order=True, cache_hash=True)
 class Atom:
     """`name(args)`, or `args[0] = args[1]` when `name` is '='."""
 
@@ -70,7 +106,7 @@ class Atom:
         return f"{self.name}({', '.join(self.args)})"
 
 
-@frozen(order=True)
+@frozen(order=True, cache_hash=True)
 class Literal:
     """An atom or its negation: the unit the clause templates are built from."""
 
@@ -83,7 +119,7 @@ class Literal:
         return self.atom.text() if self.positive else f"~{self.atom.text()}"
 
 
-@frozen(order=True)
+@frozen(order=True, cache_hash=True)
 class Clause:
     """A universally quantified disjunction, with a name for reports."""
 

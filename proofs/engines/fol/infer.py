@@ -1,0 +1,148 @@
+"""Finding a small inductive invariant: strengthening from safety by counterexamples to
+induction, weakening (Houdini) where no candidate blocks one.
+
+Houdini over every candidate keeps hundreds of conjuncts, and each later check then
+carries all of them. Here the invariant starts as the fixed structure and the safety
+conjunct, and grows only by what a counterexample to induction (CTI) asks for:
+
+- a CTI is a pre state of the current conjunction and an action whose successor
+  breaks a conjunct;
+- if some candidate (true on every sampled reachable state) is false on the pre
+  state, the smallest such candidates join the invariant: the pre state is
+  unreachable, and they say why;
+- if none is, the conjuncts the successor breaks leave (and may not come back): the
+  templates cannot show them inductive. If safety or a fixed conjunct is among
+  them, inference stops with that CTI.
+
+Each step adds a candidate or removes one for good, so it ends. The result is
+inductive for the queries' sorts: on a finite instance first (fast), then again
+with the sorts unbounded, where a CTI of any size feeds the same loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from proofs.engines.fol.data import Sample
+from proofs.engines.fol.queries import ActionQueries, InitQueries
+from proofs.engines.fol.vocab import Clause, Structure
+
+#: How many of the smallest blocking candidates join per CTI.
+BLOCKERS = 1
+
+
+@frozen
+class Stuck:
+    """A CTI no candidate blocks, on a conjunct inference may not drop (or the last CTI
+    when inference ran out of its budget of CTIs: `exhausted`)."""
+
+    conjunct: Clause
+    action: str
+    pre: Structure
+    post: Structure
+    params: dict[str, str]
+    exhausted: bool = False
+
+
+@frozen
+class Inference:
+    """What inference ends with: the invariant, or where it got stuck."""
+
+    invariant: tuple[Clause, ...]
+    stuck: Stuck | None
+    ctis: int
+    dropped: int
+
+
+def _size(clause: Clause) -> tuple[int, int, str]:
+    return (len(clause.literals), len(clause.variables), clause.text())
+
+
+def infer(
+    start: Sequence[Clause],
+    protected: Sequence[Clause],
+    pool: Sequence[Clause],
+    init: InitQueries,
+    actions: Sequence[ActionQueries],
+    budget: int = 3000,
+    drops: list[Stuck] | None = None,
+    deadline: float | None = None,
+) -> Inference:
+    """The loop of the module docstring over the given queries (one sort choice);
+    `drops`, when given, collects why each conjunct left; past `deadline` (a
+    `time.monotonic()` value) inference stops as if out of budget."""
+    invariant = list(start)
+    keep = set(protected)
+    gone: set[Clause] = set()
+    ranked = sorted(pool, key=_size)
+    ctis = 0
+    changed = True
+    while changed:
+        changed = False
+        for action in actions:
+            while True:
+                found = action.breaks(invariant, invariant)
+                if found is None:
+                    break
+                ctis += 1
+                late = deadline is not None and time.monotonic() > deadline
+                if ctis > budget or late:
+                    pre, post, params = found
+                    culprit = next(c for c in invariant if not post.satisfies(c))
+                    stuck = Stuck(culprit, action.action.name, pre, post, params, exhausted=True)
+                    return Inference(tuple(invariant), stuck, ctis, len(gone))
+                changed = True
+                pre, post, params = found
+                members = set(invariant)
+                blockers = _blockers(ranked, members, gone, pre)
+                added = [c for c in blockers if init.breaks(c) is None]
+                gone.update(c for c in blockers if c not in added)
+                if added:
+                    invariant += added
+                    continue
+                if blockers:
+                    continue
+                broken = [c for c in invariant if not post.satisfies(c)]
+                fatal = [c for c in broken if c in keep]
+                if fatal:
+                    stuck = Stuck(fatal[0], action.action.name, pre, post, params)
+                    return Inference(tuple(invariant), stuck, ctis, len(gone))
+                gone.update(broken)
+                if drops is not None:
+                    drops += [Stuck(c, action.action.name, pre, post, params) for c in broken]
+                invariant = [c for c in invariant if c not in broken]
+    return Inference(tuple(invariant), None, ctis, len(gone))
+
+
+def _blockers(
+    ranked: Sequence[Clause], members: set[Clause], gone: set[Clause], pre: Structure
+) -> list[Clause]:
+    """The first `BLOCKERS` candidates (smallest first) that the pre state breaks."""
+    out: list[Clause] = []
+    state = Sample((pre,))
+    for clause in ranked:
+        if clause in members or clause in gone or not state.violated(clause):
+            continue
+        out.append(clause)
+        if len(out) == BLOCKERS:
+            break
+    return out
+
+
+def core(
+    invariant: Sequence[Clause], keep: Sequence[Clause], actions: Sequence[ActionQueries]
+) -> tuple[Clause, ...]:
+    """A subset of an inductive `invariant` that holds `keep` and is inductive itself: the
+    closure of `keep` under the premises each action's unsat core names."""
+    needed = set(keep)
+    frontier = set(keep)
+    while frontier:
+        grown: set[Clause] = set()
+        for action in actions:
+            grown |= action.premises(invariant, sorted(frontier, key=_size))
+        frontier = grown - needed
+        needed |= grown
+    return tuple(c for c in invariant if c in needed)

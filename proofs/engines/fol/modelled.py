@@ -1,0 +1,87 @@
+"""Which cells the first-order model models at all: an explicit allow-list.
+
+The first-order system is written over the fields of today's records. A record
+field, an environment option, a session kind or a site's request source added to
+`model/` later is something `actions.py` does not read, so a proof would silently
+ignore it. `coverage` names every such thing it finds; `prove` answers `unknown`
+with that reason instead of a proof.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from model import LocalUpdate, RequestSource, SessionKind
+from proofs.engines.fol.system import MUTANTS, Cell
+
+#: Environment options the actions read (`Environment.options` names).
+OPTIONS_MODELLED: frozenset[str] = frozenset(
+    {"stale-copies", "server-items", "timeouts", "rejections"}
+)
+#: Session kinds the actions are written for.
+SESSIONS_MODELLED: frozenset[SessionKind] = frozenset(
+    {SessionKind.MIRROR_DIFF, SessionKind.THREE_WAY}
+)
+#: Request sources and local-update timings `actions.py` has a branch for, by name, so
+#: a member added to the enums later is not taken in.
+REQUESTS_MODELLED: frozenset[RequestSource] = frozenset(
+    {RequestSource.MIRROR_SNAPSHOT, RequestSource.LOCAL_CONTEXT, RequestSource.CALLER_COPY}
+)
+UPDATES_MODELLED: frozenset[LocalUpdate] = frozenset(
+    {LocalUpdate.BEFORE_PUSH, LocalUpdate.AFTER_PUSH, LocalUpdate.REPLACE, LocalUpdate.NONE}
+)
+#: Record fields the actions read, or that cannot change behaviour (names, prose, the
+#: catalog's expected failures). A field outside these with a non-default value is
+#: a configuration this engine does not model.
+FIELDS_READ: dict[str, frozenset[str]] = {
+    "Variant": frozenset(
+        {"name", "summary", "locked_sites", "session", "local_update_overrides", "known_failures"}
+    ),
+    "Site": frozenset({"name", "summary", "request", "local_update", "source"}),
+    "Environment": frozenset({"stale_copies", "server_items", "timeouts", "rejections"}),
+}
+
+
+def _unread_fields(record: Any, kind: str) -> list[str]:
+    out = []
+    for field in attrs.fields(type(record)):
+        if field.name in FIELDS_READ[kind]:
+            continue
+        default = field.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            default = default.factory()
+        if getattr(record, field.name) != default:
+            out.append(field.name)
+    return out
+
+
+def coverage(cell: Cell) -> str:
+    """Why the engine does not model `cell`, in one line; empty when it does."""
+    env = cell.environment
+    unknown = [name for name in env.options if name not in OPTIONS_MODELLED]
+    unknown += _unread_fields(env, "Environment")
+    if unknown:
+        return f"the first-order model does not model environment option {', '.join(unknown)}"
+    if cell.variant.session not in SESSIONS_MODELLED:
+        return f"the first-order model does not model session kind {cell.variant.session}"
+    fields = _unread_fields(cell.variant, "Variant")
+    if fields:
+        return f"the first-order model does not read variant field {', '.join(fields)}"
+    for site in cell.sites:
+        fields = _unread_fields(site, "Site")
+        if fields:
+            return f"the first-order model does not read site field {', '.join(fields)}"
+        if site.request not in REQUESTS_MODELLED or site.local_update not in UPDATES_MODELLED:
+            return f"the first-order model does not model site {site.name}'s request or update"
+    if cell.mutant is not None and cell.mutant not in MUTANTS:
+        return f"no such mutant: {cell.mutant}"
+    if not cell.sites:
+        return "a cell needs at least one site"
+    return ""
+
+
+def covers(cell: Cell) -> bool:
+    """Whether the engine models `cell` at all (cheap: reads records, runs no solver)."""
+    return not coverage(cell)
