@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from model import LocalUpdate, RequestSource, SessionKind
+from model import SHAPES_BY_NAME, LocalUpdate, RequestSource, SessionKind, SessionShape
 from proofs.engines.fol.system import MUTANTS, Cell
 
 #: Environment options the actions read (`Environment.options` names).
@@ -24,6 +24,22 @@ OPTIONS_MODELLED: frozenset[str] = frozenset(
 SESSIONS_MODELLED: frozenset[SessionKind] = frozenset(
     {SessionKind.MIRROR_DIFF, SessionKind.THREE_WAY}
 )
+#: The session shapes the actions are written for: livekit's OpenAI session (an
+#: ack-driven mirror, a lock across the acks) and ackguard's three-way session. A
+#: shape is compared by its fields, not its name; any other is unknown.
+SHAPES_MODELLED: tuple[SessionShape, ...] = (SHAPES_BY_NAME["openai"], SHAPES_BY_NAME["three-way"])
+#: Shape fields that cannot change behaviour (names, prose, where the code is).
+_SHAPE_PROSE = frozenset({"name", "summary", "source"})
+
+
+def _same_shape(a: SessionShape, b: SessionShape) -> bool:
+    return all(
+        getattr(a, f.name) == getattr(b, f.name)
+        for f in attrs.fields(SessionShape)
+        if f.name not in _SHAPE_PROSE
+    )
+
+
 #: Request sources and local-update timings `actions.py` has a branch for, by name, so
 #: a member added to the enums later is not taken in.
 REQUESTS_MODELLED: frozenset[RequestSource] = frozenset(
@@ -37,7 +53,16 @@ UPDATES_MODELLED: frozenset[LocalUpdate] = frozenset(
 #: a configuration this engine does not model.
 FIELDS_READ: dict[str, frozenset[str]] = {
     "Variant": frozenset(
-        {"name", "summary", "locked_sites", "session", "local_update_overrides", "known_failures"}
+        # `shape`, `shapes`: the cell's own `shape` is what the actions read, checked below
+        {
+            "name",
+            "summary",
+            "locked_sites",
+            "shape",
+            "shapes",
+            "local_update_overrides",
+            "known_failures",
+        }
     ),
     "Site": frozenset({"name", "summary", "request", "local_update", "source"}),
     "Environment": frozenset({"stale_copies", "server_items", "timeouts", "rejections"}),
@@ -62,8 +87,11 @@ def coverage(cell: Cell) -> str:
     env = cell.environment
     unknown = [name for name in env.options if name not in OPTIONS_MODELLED]
     unknown += _unread_fields(env, "Environment")
+    unknown = list(dict.fromkeys(unknown))  # an option and its field share a name
     if unknown:
         return f"the first-order model does not model environment option {', '.join(unknown)}"
+    if not any(_same_shape(cell.shape, shape) for shape in SHAPES_MODELLED):
+        return f"the first-order model does not model session shape {cell.shape.name}"
     if cell.variant.session not in SESSIONS_MODELLED:
         return f"the first-order model does not model session kind {cell.variant.session}"
     fields = _unread_fields(cell.variant, "Variant")

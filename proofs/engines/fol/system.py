@@ -20,9 +20,17 @@ from itertools import product
 from typing import Any
 
 import z3
-from attrs import frozen
+from attrs import field, frozen
 
-from model import Environment, RequestSource, SessionKind, Site, Variant
+from model import (
+    SHAPES_BY_NAME,
+    Diff,
+    Environment,
+    RequestSource,
+    SessionShape,
+    Site,
+    Variant,
+)
 from proofs.engines.fol.vocab import ITEM, TASK, Relation
 
 Expr = Any  # a z3 BoolRef; z3's stubs are loose, so the alias keeps signatures readable
@@ -48,10 +56,17 @@ class Cell:
     sites: tuple[Site, ...]
     environment: Environment
     mutant: str | None = None
+    #: The provider session's shape; by default the variant's own. The actions are
+    #: written for two shapes only (`modelled.SHAPES_MODELLED`); any other is unknown.
+    shape: SessionShape = field()
+
+    @shape.default
+    def _default_shape(self) -> SessionShape:
+        return SHAPES_BY_NAME[self.variant.shape]
 
     @property
     def three_way(self) -> bool:
-        return self.variant.session is SessionKind.THREE_WAY
+        return self.shape.diff is Diff.THREE_WAY
 
     def site_rel(self, site: Site) -> str:
         return "site:" + site.name
