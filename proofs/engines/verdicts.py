@@ -353,7 +353,7 @@ class _Default:
         names = ", ".join(call.site for call in calls)
         fewer = (
             " (no fewer calls fail)"
-            if len(calls) > 1 and part.mix_sizes == tuple(range(1, len(calls)))
+            if len(calls) > 1 and set(range(1, len(calls))) <= set(part.mix_sizes)
             else ""
         )
         return evolve(
