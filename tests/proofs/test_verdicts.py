@@ -11,6 +11,7 @@ model, found by the explorer.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -31,6 +32,7 @@ from proofs.engines.verdicts import (
     COUNTEREXAMPLE,
     PROVED,
     CellVerdict,
+    Witness,
     _Default,
     catalog_sites,
 )
@@ -192,12 +194,16 @@ def test_a_job_that_raises_is_an_internal_error_naming_it() -> None:
         list(pool.results())
 
 
+def _says(answer: str) -> Callable[[Witness], str]:
+    return lambda witness: answer
+
+
 def test_a_counterexample_the_implementation_does_not_reproduce_is_a_mismatch() -> None:
     scenario = SCENARIOS_BY_NAME["overlapping-push"]
     variant = VARIANTS_BY_NAME["unlocked"]
     verdicts = {}
     for said in ("reproduced", "not reproduced: the implementation did not break it"):
-        runner = _Default([variant], [scenario], [BASE], (INV1,), 5.0, impl=lambda w, s=said: s)
+        runner = _Default([variant], [scenario], [BASE], (INV1,), 5.0, impl=_says(said))
         group = explore_group(variant, BASE, [scenario], (INV1,), runner.sites, ())
         runner.groups[("unlocked", "base")] = Finished(("explore",), group, False, 0.1)
         (cell,) = runner.cells()

@@ -204,7 +204,7 @@ def test_a_shared_bmc_verdict_is_the_one_its_own_check_finds() -> None:
     scenarios = [SCENARIOS_BY_NAME["overlapping-push"]]
     environments = [ENVIRONMENTS_BY_NAME["base"], ENVIRONMENTS_BY_NAME["timeouts"]]
 
-    def verdicts(share: bool) -> dict[object, object]:
+    def verdicts(share: bool) -> dict[object, tuple[object, ...]]:
         found = run(variants, scenarios, environments, method=METHOD_BMC, share=share)
         return {
             (c.variant.name, c.invariant, c.environment, s.scenario): (
