@@ -243,7 +243,8 @@ class _Default:
         self.impl = impl
         self.sites = catalog_sites(scenarios)
         self.groups: dict[tuple[str, str], Finished] = {}
-        self.proofs: dict[tuple[str, str], Finished] = {}
+        #: By (variant, environment) and, for proofs, the invariant's name too.
+        self.proofs: dict[tuple[str, str, str], Finished] = {}
         self.replayed: dict[Hashable, str] = {}
 
     def _mixes(self, environment: Environment) -> tuple[tuple[Scenario, ...], ...]:
@@ -267,18 +268,17 @@ class _Default:
                     self.sites,
                     self._mixes(environment),
                 )
-                pool.submit(
-                    ("explore", variant.name, environment.name), explore_group, args, self.timeout
-                )
+                key = ("explore", variant.name, environment.name, "")
+                pool.submit(key, explore_group, args, self.timeout)
         try:
             for finished in pool.results():
-                key: tuple[str, str, str] = finished.key  # type: ignore[assignment]
-                kind, variant_name, env_name = key
+                done: tuple[str, str, str, str] = finished.key  # type: ignore[assignment]
+                kind, variant_name, env_name, invariant = done
                 if kind == "explore":
                     self.groups[(variant_name, env_name)] = finished
                     self._ask_fol(pool, finished)
                 else:
-                    self.proofs[(variant_name, env_name)] = finished
+                    self.proofs[(variant_name, env_name, invariant)] = finished
                 if progress is not None:
                     progress(pool.finished, pool.submitted, "jobs done (explorer groups, proofs)")
         except KeyboardInterrupt:
@@ -291,7 +291,7 @@ class _Default:
         group: GroupResult = finished.value
         for part in group.parts:
             if part.witness is None and part.invariant in FOL_INVARIANTS:
-                key = ("fol", group.variant.name, group.environment.name)
+                key = ("fol", group.variant.name, group.environment.name, part.invariant.value)
                 args = (group.variant, self.sites, group.environment)
                 pool.submit(key, fol_proof, args, self.timeout)
 
@@ -329,7 +329,7 @@ class _Default:
             return evolve(
                 bounded, reason=f"the first-order engine does not prove {invariant.value}"
             )
-        proof = self.proofs.get(key)
+        proof = self.proofs.get((*key, invariant.value))
         if proof is None:
             return evolve(bounded, complete=False, reason="interrupted during the proof")
         seconds = group.seconds + proof.seconds

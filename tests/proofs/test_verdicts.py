@@ -59,7 +59,7 @@ def _settled(
     )
     runner.groups[(variant, "base")] = Finished(("explore",), group, False, 0.1)
     if answer is not None or timed_out:
-        runner.proofs[(variant, "base")] = Finished(("fol",), answer, timed_out, 5.0)
+        runner.proofs[(variant, "base", INV1.value)] = Finished(("fol",), answer, timed_out, 5.0)
     first, second = runner.cells()
     return first, second
 
