@@ -119,10 +119,18 @@ class Jobs:
             self.running.append(_Running(job, process, receive))
 
     def _collect(self) -> Iterator[Finished]:
-        ready = multiprocessing.connection.wait([r.conn for r in self.running], timeout=_POLL)
+        if not self.running:
+            return
+        now = time.monotonic()
+        soonest = min(r.started + r.job.timeout - now for r in self.running)
+        wait = max(0.0, min(_POLL, soonest))
+        ready = multiprocessing.connection.wait([r.conn for r in self.running], timeout=wait)
         now = time.monotonic()
         for run in list(self.running):
-            if run.conn in ready:
+            # an answer that comes after the deadline is as late as none: the limit is
+            # the same however the polling falls
+            late = now - run.started > run.job.timeout
+            if run.conn in ready and not late:
                 try:
                     status, value = run.conn.recv()
                 except EOFError:
@@ -131,7 +139,7 @@ class Jobs:
                 if status == "error":
                     raise InternalError(f"a verify job failed ({run.job.key!r}):\n{value}")
                 yield Finished(run.job.key, value, False, now - run.started)
-            elif now - run.started > run.job.timeout:
+            elif late:
                 run.process.terminate()
                 self._forget(run)
                 yield Finished(run.job.key, None, True, now - run.started)
