@@ -11,6 +11,7 @@ before.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -114,9 +115,12 @@ class Jobs:
             job = self.queue.pop(0)
             receive, send = self.context.Pipe(duplex=False)
             process = self.context.Process(target=_child, args=(send, job.fn, job.args))  # type: ignore[attr-defined]
-            process.start()
-            send.close()
-            self.running.append(_Running(job, process, receive))
+            # Ctrl-C waits until the worker is in `running`: one that started unseen would
+            # outlive the run, keeping its standard output open
+            with _sigint_held():
+                process.start()
+                send.close()
+                self.running.append(_Running(job, process, receive))
 
     def _collect(self) -> Iterator[Finished]:
         if not self.running:
@@ -165,6 +169,19 @@ class Jobs:
                 run.process.join()
             run.conn.close()
         self.running.clear()
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """SIGINT held back (POSIX), and delivered when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _ended(run: _Running) -> object:
