@@ -1,18 +1,20 @@
-"""Benchmark of `ackguard verify` (z3): the full catalog, and how it scales.
+"""Benchmark of `ackguard verify`: the full catalog by each method, and how z3 scales.
 
 Run it with
 
-    .venv/bin/python benchmarks/bench_verify.py            # 5 full runs, then scaling
+    .venv/bin/python benchmarks/bench_verify.py            # 5 runs of each method, then scaling
     .venv/bin/python benchmarks/bench_verify.py --runs 1 --cap 120
-    .venv/bin/python benchmarks/bench_verify.py --baseline --skip-scaling
+    .venv/bin/python benchmarks/bench_verify.py --baseline --skip-scaling --skip-alone
 
 It prints Markdown tables (the ones in docs/proofs.md):
 
-1. the full default verify (every variant x invariant x environment over every
-   scenario, one worker process per core): median wall time and CPU time of `--runs` runs,
-   and the distribution of the time each counterexample took; with `--baseline`,
-   the same without sharing the check of variants that are the same model, in turn;
-   then each shortest counterexample of the catalog asked for alone;
+1. the full verify (every variant x invariant x environment over every scenario, one
+   worker process per core) by the default method and by `--method bmc`, run in turn
+   so that both see the same load: median wall time of `--runs` runs each, their
+   ratio, and for the default method the seconds its explorer groups and its
+   first-order proofs took (summed over jobs: what dominates); with `--baseline`,
+   also bmc without sharing the check of variants that are the same model; then each
+   shortest counterexample of the catalog asked for alone (bmc);
 2. scaling with the number of items: a tool-output push of k outputs overlapping
    a text user turn; the shortest counterexample (unlocked) and the proof (lock5);
 3. scaling with the number of concurrent pushes: 2 to 5 snapshot pushes of one
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -46,84 +47,84 @@ from model import (
     Invariant,
     Scenario,
 )
+from proofs.engines import verdicts
 from proofs.engines.smt.bmc import COUNTEREXAMPLE, check_configs
 from proofs.engines.smt.simulation import reachable
-from proofs.engines.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, expected_verdict, run
+from proofs.engines.verdicts import DEFAULT_JOBS, expected_verdict
 
 BASE = Environment()
 #: snapshot sites that lock5 locks, taken in turn by the pushes of the task series
 _LOCKED_SNAPSHOT_SITES = ("tool-outputs", "user-turn", "interrupted-tool-outputs")
 
 
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
-
-
-def _workers_cpu(cells: list[Cell]) -> float:
-    """The CPU of the worker processes: each (variant, scenario) group's last verdict
-    carries its process's total (the workers are the fork server's children, so
-    `getrusage` here does not see them)."""
-    per_group: dict[tuple[str, str], float] = {}
-    for cell in cells:
-        for verdict in cell.scenarios:
-            result = verdict.result
-            key = (result.config.variant.name, result.config.scenario.name)
-            per_group[key] = max(per_group.get(key, 0.0), result.cpu_seconds)
-    return sum(per_group.values())
-
-
-def full_verify(runs: int, jobs: int) -> dict[str, Any]:
-    return _summary(jobs, True, [_one_full_run(jobs, share=True) for _ in range(runs)])
-
-
-def _one_full_run(jobs: int, share: bool) -> tuple[float, float, bool, list[float]]:
-    """Wall and CPU seconds of one full verify, whether it matched, and the time to
-    each counterexample."""
-    cpu, started = _cpu(), time.perf_counter()
-    cells = run(
-        VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), DEFAULT_TIMEOUT, jobs, share=share
+def _one_run(jobs: int, method: str, share: bool = True) -> dict[str, Any]:
+    """Wall seconds of one full verify, whether it matched, and where the time went."""
+    started = time.perf_counter()
+    cells = verdicts.run(
+        VARIANTS,
+        SCENARIOS,
+        ENVIRONMENTS,
+        tuple(Invariant),
+        verdicts.DEFAULT_TIMEOUT,
+        jobs,
+        method,
+        share=share,
     )
     wall = time.perf_counter() - started
-    cex_seconds = sorted(
-        verdict.result.seconds
+    # both invariants of a (variant, environment) share one explorer group; a cell that
+    # asked for a first-order proof adds its time
+    groups: dict[tuple[str, str], float] = {}
+    for cell in cells:
+        key = (cell.variant.name, cell.environment.name)
+        groups[key] = min(groups.get(key, cell.seconds), cell.seconds)
+    proofs = [
+        cell.seconds - groups[(cell.variant.name, cell.environment.name)]
         for cell in cells
-        for verdict in cell.scenarios
-        if verdict.result.verdict == COUNTEREXAMPLE
-    )
-    matched = all(cell.matched for cell in cells)
-    return wall, _cpu() - cpu + _workers_cpu(cells), matched, cex_seconds
-
-
-def _summary(
-    jobs: int, share: bool, measured: list[tuple[float, float, bool, list[float]]]
-) -> dict[str, Any]:
-    walls = [wall for wall, _, _, _ in measured]
-    cex_seconds = measured[-1][3]
+        if cell.method == "fol"
+        or "first-order engine gave" in cell.reason
+        or "first-order engine:" in cell.reason
+    ]
     return {
-        "runs": len(measured),
-        "jobs": jobs,
-        "share": share,
-        "wall_median": statistics.median(walls),
-        "wall_all": walls,
-        "cpu_median": statistics.median(cpu for _, cpu, _, _ in measured),
-        "matched": all(matched for _, _, matched, _ in measured),
-        "counterexamples": len(cex_seconds),
-        "cex_median": statistics.median(cex_seconds) if cex_seconds else None,
-        "cex_max": cex_seconds[-1] if cex_seconds else None,
-        "cex_under_2s": sum(1 for s in cex_seconds if s < 2.0),
+        "wall": wall,
+        "matched": all(cell.matched for cell in cells),
+        "explorer_seconds": sum(groups.values()),
+        "proof_seconds": sum(proofs),
+        "proofs": len(proofs),
+        "every_size": sum(1 for cell in cells if cell.bound == "every size"),
+        "counterexamples": sum(1 for cell in cells if cell.verdict == verdicts.COUNTEREXAMPLE),
     }
 
 
-def full_verify_against_baseline(runs: int, jobs: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Full verify as it is, and with every (variant, scenario) checked even when it
-    is the same model as another (`share=False`), run by run in turn so that both
-    see the same load."""
-    shared, alone = [], []
+def _summary(method: str, jobs: int, measured: list[dict[str, Any]]) -> dict[str, Any]:
+    walls = [m["wall"] for m in measured]
+    last = measured[-1]
+    return {
+        "method": method,
+        "runs": len(measured),
+        "jobs": jobs,
+        "wall_median": statistics.median(walls),
+        "wall_all": walls,
+        "matched": all(m["matched"] for m in measured),
+        "explorer_seconds": statistics.median(m["explorer_seconds"] for m in measured),
+        "proof_seconds": statistics.median(m["proof_seconds"] for m in measured),
+        "proofs": last["proofs"],
+        "every_size": last["every_size"],
+        "counterexamples": last["counterexamples"],
+    }
+
+
+def full_verify(runs: int, jobs: int, baseline: bool) -> list[dict[str, Any]]:
+    """The default method, `--method bmc` and (with `baseline`) bmc without sharing, run
+    by run in turn so that each sees the same load."""
+    kinds = [("default", verdicts.METHOD_DEFAULT, True), ("bmc", verdicts.METHOD_BMC, True)]
+    if baseline:
+        kinds.append(("bmc, share=False", verdicts.METHOD_BMC, False))
+    measured: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in kinds}
     for _ in range(runs):
-        shared.append(_one_full_run(jobs, share=True))
-        alone.append(_one_full_run(jobs, share=False))
-    return _summary(jobs, True, shared), _summary(jobs, False, alone)
+        for name, method, share in kinds:
+            measured[name].append(_one_run(jobs, method, share))
+            print(f"  {name}: {measured[name][-1]['wall']:.1f} s", file=sys.stderr)
+    return [_summary(name, jobs, measured[name]) for name, _, _ in kinds]
 
 
 def counterexamples_alone(cap: float) -> dict[str, Any]:
@@ -249,18 +250,26 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _print_full(full: dict[str, Any]) -> None:
-    print(f"- runs: {full['runs']}, worker processes: {full['jobs']}")
+def _print_full(summaries: list[dict[str, Any]]) -> None:
+    print("| method | median wall | runs | matched | explorer groups | first-order proofs |")
+    print("| --- | ---: | --- | --- | ---: | ---: |")
+    for full in summaries:
+        proofs = (
+            f"{full['proofs']} proofs, {full['proof_seconds']:.1f} s, "
+            f"{full['every_size']} cells for every size"
+            if full["method"] == "default"
+            else "-"
+        )
+        explorer = f"{full['explorer_seconds']:.1f} s" if full["method"] == "default" else "-"
+        print(
+            f"| {full['method']} | **{full['wall_median']:.1f} s** | "
+            f"{', '.join(f'{w:.1f}' for w in full['wall_all'])} | {full['matched']} | "
+            f"{explorer} | {proofs} |"
+        )
+    ratio = summaries[0]["wall_median"] / summaries[1]["wall_median"]
     print(
-        f"- median wall time: {full['wall_median']:.1f} s "
-        f"(all: {', '.join(f'{w:.1f}' for w in full['wall_all'])})"
-    )
-    print(f"- median CPU time (all processes): {full['cpu_median']:.1f} s")
-    print(f"- every verdict matched the catalog: {full['matched']}")
-    print(
-        f"- counterexamples: {full['counterexamples']}, time to each (its group's clock): "
-        f"median {full['cex_median']:.2f} s, max {full['cex_max']:.2f} s, "
-        f"{full['cex_under_2s']} under 2 s\n"
+        f"\n- ratio of the medians, default over bmc: {ratio:.2f} "
+        f"({summaries[0]['jobs']} worker processes)\n"
     )
 
 
@@ -292,8 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--baseline",
         action="store_true",
-        help="also run verify without sharing the checks of variants that are the same "
-        "model, run by run in turn, and print the ratio",
+        help="also run --method bmc without sharing the checks of variants that are the "
+        "same model, in turn with the others",
     )
     parser.add_argument("--skip-scaling", action="store_true", help="no scaling tables")
     parser.add_argument(
@@ -303,23 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {"cpus": os.cpu_count(), "load": os.getloadavg()}
     if not args.skip_full:
-        print(f"full verify x {args.runs} ...", file=sys.stderr)
-        if args.baseline:
-            full, baseline = full_verify_against_baseline(args.runs, args.jobs)
-            figures["baseline"] = baseline
-        else:
-            full = full_verify(args.runs, args.jobs)
-        figures["full"] = full
-        print("## Full default verify\n")
-        _print_full(full)
-        if args.baseline:
-            print("## Baseline: every (variant, scenario) checked, same model or not\n")
-            _print_full(baseline)
-            print(
-                f"- ratio of the medians, default over baseline: wall "
-                f"{full['wall_median'] / baseline['wall_median']:.2f}, CPU "
-                f"{full['cpu_median'] / baseline['cpu_median']:.2f}\n"
-            )
+        print(f"full verify x {args.runs}, each method in turn ...", file=sys.stderr)
+        print(f"load average at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        figures["full"] = full_verify(args.runs, args.jobs, args.baseline)
+        print("## Full verify, by method\n")
+        _print_full(figures["full"])
     if not args.skip_alone:
         print("each counterexample alone ...", file=sys.stderr)
         alone = figures["alone"] = counterexamples_alone(args.cap)

@@ -1,4 +1,4 @@
-"""`ackguard verify`: z3 verdicts for the catalog, with traces a reviewer can read."""
+"""`ackguard verify`: a verdict per cell, with its scope, and traces a reviewer can read."""
 
 from __future__ import annotations
 
@@ -10,10 +10,20 @@ import textwrap
 import time
 from pathlib import Path
 
-from model import Invariant, Variant
+from model import Invariant
+from proofs.adapters.registry import adapter_factory
 from proofs.cli import options as choices
-from proofs.engines.smt.bmc import COUNTEREXAMPLE, METHOD_KIND, METHODS
-from proofs.engines.smt.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT, Cell, run
+from proofs.engines.verdicts import (
+    COUNTEREXAMPLE,
+    DEFAULT_JOBS,
+    DEFAULT_TIMEOUT,
+    METHOD_DEFAULT,
+    METHODS,
+    CellVerdict,
+    Witness,
+    replay_in,
+    run,
+)
 from proofs.errors import InputError, Interrupted, UsageError
 from proofs.report.formats import itf, mermaid
 from proofs.report.render import trace_lines
@@ -31,6 +41,7 @@ _EXAMPLE = """examples:
   ackguard verify --variant lock3 --scenario replacement-first --trace
   ackguard verify --variant unlocked --invariant no-unintended-delete --mermaid
   ackguard verify --json --itf traces/              # for CI: JSON, and one ITF file each
+  ackguard verify --method bmc                      # the per-scenario z3 engines instead
 
 exit status: 0 when every verdict matches the catalog's expectation, 1 when one
 does not (a proof where a bug was expected, a new counterexample, or unknown),
@@ -62,14 +73,16 @@ def _seconds(text: str) -> float:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "verify",
-        help="z3 verdicts: shortest counterexamples and proofs for the catalog",
+        help="a verdict per cell: shortest counterexamples, and proofs with their scope",
         description=textwrap.fill(
-            "Check each (variant, invariant, environment) of the catalog with z3 over the "
-            "chosen scenarios: bounded model checking finds the shortest counterexample, "
-            "replayed through the model; where none exists, k-induction proves the invariant "
-            "for the scenario's items and tasks. A cell is a counterexample if any scenario "
-            "has one (the shortest is shown), proved if every scenario is proved, unknown "
-            "otherwise.",
+            "Check each (variant, invariant, environment) of the catalog over the chosen "
+            "scenarios. The explorer settles the scenarios exactly: a failing cell gets the "
+            "counterexample with the fewest calls, then the shortest, replayed through the "
+            "model and ackguard's implementation. A holding cell is proved by z3's "
+            "first-order engine for every number of calls and items where that engine "
+            "proves it, and otherwise keeps the explorer's proof for the scenarios and "
+            "small mixes of calls; the scope column says which. --method bmc and "
+            "--method invariant run the per-scenario z3 engines instead.",
             width=78,
         ),
         epilog=_EXAMPLE,
@@ -108,16 +121,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"time limit of each cell, wall clock (default {DEFAULT_TIMEOUT:g}); a cell that "
-        "runs out is unknown",
+        help=f"time limit of each job, wall clock (default {DEFAULT_TIMEOUT:g}): an explorer "
+        "group or a proof (default method), a (variant, scenario) (bmc, invariant); a cell "
+        "whose explorer or z3 run runs out is unknown, one whose first-order proof runs out "
+        "keeps its bounded proof",
     )
     parser.add_argument(
         "--method",
         choices=METHODS,
-        default=METHOD_KIND,
-        help="how cells that hold are proved: k-induction (bounded model checking until no "
-        "run goes on; the default) or invariant (the explorer's reachable states as a "
-        "candidate inductive invariant, checked by z3)",
+        default=METHOD_DEFAULT,
+        help="default: the explorer, and z3's first-order proofs where they reach; bmc: "
+        "per-scenario z3 bounded model checking, proofs by k-induction; invariant: the same "
+        "with the explorer's reachable states as a candidate inductive invariant",
     )
     parser.add_argument(
         "--jobs",
@@ -150,40 +165,36 @@ def run_command(args: argparse.Namespace) -> int:
             args.jobs,
             args.method,
             progress=_progress if sys.stderr.isatty() else None,
+            impl=replay_in(adapter_factory("impl")),
         )
     except Interrupted as stop:
-        # Ctrl-C: the cells whose every scenario was checked are shown; the rest are
-        # named with how far they got, and the run is said to be incomplete
-        every = [cell for cell in stop.done if isinstance(cell, Cell)]
-        cells = [cell for cell in every if len(cell.scenarios) == len(scenarios)]
+        # Ctrl-C: the cells settled are shown; the rest are named, and the run is said
+        # to be incomplete
+        every = [cell for cell in stop.done if isinstance(cell, CellVerdict)]
+        cells = [cell for cell in every if cell.complete]
         incomplete = (
             f"INTERRUPTED: {len(cells)} of {total} cells were checked before Ctrl-C; the run "
             "is incomplete, not a verdict"
         )
         _report(args, cells, time.perf_counter() - started, itf_target, incomplete)
-        for line in _unfinished(every, variants, len(scenarios)):
+        for line in _unfinished([cell for cell in every if not cell.complete]):
             print(line, file=sys.stderr if args.json else sys.stdout)
         return 130
     return _report(args, cells, time.perf_counter() - started, itf_target)
 
 
-def _unfinished(cells: list[Cell], variants: list[Variant], scenarios: int) -> list[str]:
-    """Per variant with cells left unfinished, how many of its scenarios were checked."""
+def _unfinished(cells: list[CellVerdict]) -> list[str]:
+    """Per variant with cells left unfinished, how many."""
     lines = []
-    for variant in variants:
-        mine = [cell for cell in cells if cell.variant == variant]
-        done = min((len(cell.scenarios) for cell in mine), default=0)
-        if done < scenarios:
-            lines.append(
-                f"  not finished: {variant.name}, {done} of {scenarios} scenarios checked in "
-                "each of its cells"
-            )
+    for name in dict.fromkeys(cell.variant.name for cell in cells):
+        mine = [cell for cell in cells if cell.variant.name == name]
+        lines.append(f"  not finished: {name}, {len(mine)} of its cells")
     return lines
 
 
 def _report(
     args: argparse.Namespace,
-    cells: list[Cell],
+    cells: list[CellVerdict],
     elapsed: float,
     itf_target: Path | None,
     incomplete: str | None = None,
@@ -210,8 +221,8 @@ def _report(
 
 def _print_table(
     args: argparse.Namespace,
-    cells: list[Cell],
-    failing: list[Cell],
+    cells: list[CellVerdict],
+    failing: list[CellVerdict],
     elapsed: float,
     incomplete: str | None,
 ) -> None:
@@ -220,20 +231,18 @@ def _print_table(
         print(line)
     for cell in failing:
         witness = cell.witness
-        assert witness is not None
-        result = witness.result
+        assert witness is not None and witness.trace is not None
         if args.trace or args.mermaid:
             print()
             # the violation's text begins with the invariant's name
-            print(f"{title(result, invariant=result.violation is None)}: {violation_text(result)}")
+            heading = title(witness, invariant=witness.violation is None)
+            print(f"{heading}: {violation_text(cell)}")
         if args.trace:
-            assert result.trace is not None
-            for line in trace_lines(result.config, result.trace):
+            for line in trace_lines(witness.config, witness.trace):
                 print(f"  {line}")
         if args.mermaid:
-            assert result.trace is not None
             print()
-            print(mermaid(result.config, result.trace, result.violation, title(result)), end="")
+            print(mermaid(witness.config, witness.trace, witness.violation, title(witness)), end="")
     checks = sum(len(cell.scenarios) for cell in cells)
     mismatched = [cell for cell in cells if not cell.matched]
     print()
@@ -260,10 +269,10 @@ def _print_table(
 # -- output ---------------------------------------------------------------------
 
 
-def _progress(done: int, total: int) -> None:
-    """One line on a terminal, rewritten as each (variant, scenario) finishes."""
+def _progress(done: int, total: int, unit: str) -> None:
+    """One line on a terminal, rewritten as each piece of work finishes."""
     end = "\r" if done < total else "\r" + " " * 60 + "\r"
-    print(f"verify: {done} of {total} (variant, scenario) checked", end=end, file=sys.stderr)
+    print(f"verify: {done} of {total} {unit}", end=end, file=sys.stderr)
     sys.stderr.flush()
 
 
@@ -283,23 +292,23 @@ def _itf_target(text: str) -> Path:
     return path
 
 
-def _write_itf(target: Path, cells: list[Cell]) -> None:
-    results = [cell.witness.result for cell in cells if cell.witness is not None]
+def _write_itf(target: Path, cells: list[CellVerdict]) -> None:
+    witnesses: list[Witness] = [cell.witness for cell in cells if cell.witness is not None]
     made = False
     if target.suffix == ".json":
-        if len(results) != 1:
+        if len(witnesses) != 1:
             raise UsageError(
-                f"--itf {target}: {len(results)} counterexamples; name a directory, or narrow "
+                f"--itf {target}: {len(witnesses)} counterexamples; name a directory, or narrow "
                 "the run to one"
             )
-        targets = [(target, results[0])]
+        targets = [(target, witnesses[0])]
     else:
         made = not target.exists()
         target.mkdir(exist_ok=True)
-        targets = [(target / itf_file_name(result), result) for result in results]
-    for path, result in targets:
-        assert result.trace is not None
-        document = itf(result.config, result.trace, result.invariant, result.violation)
+        targets = [(target / itf_file_name(witness), witness) for witness in witnesses]
+    for path, witness in targets:
+        assert witness.trace is not None
+        document = itf(witness.config, witness.trace, witness.invariant, witness.violation)
         try:
             path.write_text(json.dumps(document, indent=1) + "\n")
         except OSError as error:

@@ -6,66 +6,67 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from proofs.engines.smt.bmc import COUNTEREXAMPLE, CellResult
-from proofs.engines.smt.verify import Cell
+from proofs.engines.verdicts import COUNTEREXAMPLE, CellVerdict, Witness
 from proofs.report.formats import mermaid
 from proofs.report.render import trace_json
 
 
-def title(result: CellResult, invariant: bool = True) -> str:
-    config = result.config
+def title(witness: Witness, invariant: bool = True) -> str:
+    config = witness.config
     title = f"{config.variant.name} / {config.scenario.name} / {config.environment.name}"
-    return f"{title} / {result.invariant.value}" if invariant else title
+    return f"{title} / {witness.invariant.value}" if invariant else title
 
 
-def violation_text(result: CellResult) -> str:
-    return result.violation.describe() if result.violation is not None else result.reason
+def violation_text(cell: CellVerdict) -> str:
+    witness = cell.witness
+    if witness is not None and witness.violation is not None:
+        return witness.violation.describe()
+    return cell.reason
 
 
-def shared_lines(cells: list[Cell]) -> list[str]:
+def shared_lines(cells: Sequence[CellVerdict]) -> list[str]:
     """'overlapping-push: lock5 = lock3' for each variant that took the verdicts of
-    another (`Config.behaviour`)."""
+    another (`Config.behaviour`; `--method bmc` only)."""
     pairs = {
-        (v.scenario, v.result.config.variant.name, v.result.same_as)
+        (check.scenario, cell.variant.name, check.same_model_as)
         for cell in cells
-        for v in cell.scenarios
-        if v.result.same_as
+        for check in cell.scenarios
+        if check.same_model_as
     }
     return [f"{scenario}: {mine} = {theirs}" for scenario, mine, theirs in sorted(pairs)]
 
 
-def verdict_text(cell: Cell) -> str:
+def verdict_text(cell: CellVerdict) -> str:
     if cell.verdict == COUNTEREXAMPLE:
         return f"counterexample at depth {cell.depth}"
     return cell.verdict
 
 
-def table_lines(cells: Sequence[Cell]) -> list[str]:
+def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
     out: list[str] = []
     header = (
         "variant",
         "invariant",
         "environment",
         "verdict",
+        "scope",
         "scenario",
         "method",
-        "bound",
         "seconds",
         "expected",
     )
     rows = [header]
     for cell in cells:
-        witness = cell.witness
-        scenario = witness.scenario if witness is not None else f"all {len(cell.scenarios)}"
+        scenario = cell.scenario if cell.scenario is not None else f"all {len(cell.scenarios)}"
         rows.append(
             (
                 cell.variant.name,
                 cell.invariant.value,
                 cell.environment.name,
                 verdict_text(cell),
+                cell.scope or "-",
                 scenario,
                 cell.method,
-                cell.bound,
                 f"{cell.seconds:.2f}",
                 cell.expected + ("" if cell.matched else "  <-- MISMATCH"),
             )
@@ -76,66 +77,83 @@ def table_lines(cells: Sequence[Cell]) -> list[str]:
             "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
         )
     for cell in cells:
-        for verdict in cell.scenarios:
-            if not verdict.matched:
-                result = verdict.result
-                why = f": {result.reason}" if result.reason else ""
+        name = f"{cell.variant.name} / {cell.invariant.value} / {cell.environment.name}"
+        for check in cell.scenarios:
+            if not check.matched:
                 out.append(
-                    f"  mismatch: {title(result)}: {result.verdict}, expected "
-                    f"{verdict.expected}{why}"
+                    f"  mismatch: {name}, scenario {check.scenario}: {check.verdict}, expected "
+                    f"{check.expected}" + (f": {cell.reason}" if cell.reason else "")
                 )
+        if not cell.matched and all(check.matched for check in cell.scenarios):
+            why = cell.reason or (cell.witness.impl if cell.witness is not None else "")
+            out.append(f"  mismatch: {name}: {cell.verdict}, expected {cell.expected}: {why}")
+    notes = [c for c in cells if c.reason and c.verdict != COUNTEREXAMPLE and c.matched]
+    if notes:
+        out.append("")
+        out.append("why a proof is bounded or a cell unknown:")
+        out += [
+            f"  {c.variant.name} / {c.invariant.value} / {c.environment.name}: {c.reason}"
+            for c in notes
+        ]
     return out
 
 
-def cell_json(cell: Cell, with_mermaid: bool = False) -> dict[str, Any]:
+def cell_json(cell: CellVerdict, with_mermaid: bool = False) -> dict[str, Any]:
     """One verdict cell for `--json` and `docs/variants.md`, with its trace if it has one."""
     witness = cell.witness
-    result = witness.result if witness is not None else None
     data: dict[str, Any] = {
         "variant": cell.variant.name,
         "invariant": cell.invariant.value,
         "environment": cell.environment.name,
-        "scenario": witness.scenario if witness is not None else None,
+        "scenario": cell.scenario,
         "verdict": cell.verdict,
         "expected": cell.expected,
         "matched": cell.matched,
         "depth": cell.depth,
         "method": cell.method,
+        "scope": cell.scope,
+        "assumptions": list(cell.assumptions),
         "bound": cell.bound,
         "seconds": round(cell.seconds, 4),
         "violation": None
-        if result is None or result.violation is None
-        else result.violation.describe(),
-        "reason": None if result is None or not result.reason else result.reason,
+        if witness is None or witness.violation is None
+        else witness.violation.describe(),
+        "reason": cell.reason or None,
+        "calls": None
+        if witness is None or witness.trace is None
+        else [call.site for call in witness.config.scenario.calls],
+        "impl_replay": None if witness is None or not witness.impl else witness.impl,
         "trace": None,
         "scenarios": [
             {
-                "scenario": verdict.scenario,
-                "verdict": verdict.result.verdict,
-                "expected": verdict.expected,
-                "matched": verdict.matched,
-                "depth": verdict.result.depth,
-                "method": verdict.result.method,
-                "bound": verdict.result.bound,
-                "seconds": round(verdict.result.seconds, 4),
-                "same_model_as": verdict.result.same_as or None,
+                "scenario": check.scenario,
+                "verdict": check.verdict,
+                "expected": check.expected,
+                "matched": check.matched,
+                "depth": check.depth,
+                "method": check.method,
+                "bound": check.bound,
+                "seconds": round(check.seconds, 4),
+                "same_model_as": check.same_model_as or None,
             }
-            for verdict in cell.scenarios
+            for check in cell.scenarios
         ],
     }
-    if result is not None and result.trace is not None:
-        data["trace"] = trace_json(result.config, result.trace)
+    if witness is not None and witness.trace is not None:
+        data["trace"] = trace_json(witness.config, witness.trace)
         if with_mermaid:
-            data["mermaid"] = mermaid(result.config, result.trace, result.violation, title(result))
+            data["mermaid"] = mermaid(
+                witness.config, witness.trace, witness.violation, title(witness)
+            )
     return data
 
 
-def itf_file_name(result: CellResult) -> str:
-    config = result.config
+def itf_file_name(witness: Witness) -> str:
+    config = witness.config
     parts = (
         config.variant.name,
         config.scenario.name,
         config.environment.name,
-        result.invariant.value,
+        witness.invariant.value,
     )
     return ".".join(re.sub(r"[^A-Za-z0-9_+-]", "_", part) for part in parts) + ".itf.json"

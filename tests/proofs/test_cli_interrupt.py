@@ -3,8 +3,9 @@
 A terminal sends SIGINT to the whole foreground process group (here: the command,
 its worker processes and multiprocessing's helpers), so the test does the same
 to a command started in a group of its own. `verify` sees a terminal on standard
-error (a pseudo-terminal), so its progress line says when one of its two
-(variant, scenario) groups is done: the interrupt then comes between the two.
+error (a pseudo-terminal), so its progress line says when a piece of its work is
+done (a (variant, scenario) group of `--method bmc`, an explorer group of the
+default method): the interrupt then comes before the rest.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _drain(leader: int, into: list[str]) -> None:
 
 
 def test_verify_stops_its_workers_and_prints_the_cells_done_marked_incomplete() -> None:
-    argv = ["verify", "--variant", "three-way", "--variant", "lock5-hoisted"]
+    argv = ["verify", "--variant", "three-way", "--variant", "lock5-hoisted", "--method", "bmc"]
     argv += ["--scenario", "two-replacements-during-user-turn", "--jobs", "2"]
     code, out, _ = _interrupt(argv, ready="verify: 1 of 2", wait=0)
     assert code == 130
@@ -92,8 +93,25 @@ def test_verify_stops_its_workers_and_prints_the_cells_done_marked_incomplete() 
     assert not [row for row in rows if row and row[0] == "lock5-hoisted"]
     assert "INTERRUPTED: 12 of 24 cells were checked before Ctrl-C" in out
     assert "not a verdict" in out and "every verdict matched" not in out
-    assert "not finished: lock5-hoisted, 0 of 1 scenarios checked" in out
+    assert "not finished: lock5-hoisted, 12 of its cells" in out
     assert "time limit" not in out  # no cell is said to have run out of time
+
+
+def test_verify_stops_a_first_order_proof_and_keeps_what_the_explorer_settled() -> None:
+    """The default method: both explorer groups are done, the first-order proof of
+    three-way's cell (every catalog site) is running when Ctrl-C comes."""
+    argv = ["verify", "--variant", "unlocked", "--variant", "three-way", "--environment", "base"]
+    argv += ["--invariant", "no-unintended-delete", "--jobs", "2"]
+    code, out, _ = _interrupt(argv, ready="verify: 2 of 3 jobs", wait=0)
+    assert code == 130
+    rows = [line.split() for line in out.splitlines()]
+    assert [row[:4] for row in rows if row and row[0] == "unlocked"] == [
+        ["unlocked", "no-unintended-delete", "base", "counterexample"]
+    ]
+    assert not [row for row in rows if row and row[0] == "three-way"]
+    assert "INTERRUPTED: 1 of 2 cells were checked before Ctrl-C" in out
+    assert "not finished: three-way, 1 of its cells" in out
+    assert "time limit" not in out and "every number" not in out
 
 
 def test_explore_prints_what_it_explored_marked_incomplete(tmp_path: Path) -> None:

@@ -31,23 +31,55 @@ def _verify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out, err
 
 
-def test_matching_verdicts_exit_0_with_a_table_and_a_last_line(
+def test_matching_verdicts_exit_0_with_a_table_a_scope_and_a_last_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = _verify(capsys, *FAILS, "--environment", "base")
+    # agreement at rest: no first-order proof is asked for, so the run is quick
+    code, out, _ = _verify(
+        capsys, *FAILS, "--environment", "base", "--invariant", "agreement-at-rest"
+    )
     assert code == 0
     lines = out.strip().splitlines()
-    assert lines[0].split()[:4] == ["variant", "invariant", "environment", "verdict"]
-    assert "counterexample at depth 3" in out and "server-item-during-replacement" in out
-    assert "proved" in out and "k-induction" in out and "items<=2 tasks<=1 pool<=1" in out
+    assert lines[0].split()[:5] == ["variant", "invariant", "environment", "verdict", "scope"]
+    assert "counterexample at depth 7" in out and "server-item-during-replacement" in out
+    assert "1 call: replacement" in out
+    assert "proved" in out and "the catalog's scenario: 1 calls at most" in out
+    assert "does not prove agreement-at-rest" in out  # why that proof is bounded
     assert lines[-1].startswith("every verdict matched the catalog's expectation")
 
 
-def test_an_unknown_is_a_mismatch_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _verify(capsys, *HOLDS, "--timeout", "0.001")
+def test_the_per_scenario_z3_engines_are_behind_method_bmc(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _verify(capsys, *FAILS, "--environment", "base", "--method", "bmc")
+    assert code == 0
+    assert "counterexample at depth 3" in out and "server-item-during-replacement" in out
+    assert "proved" in out and "k-induction" in out and "items<=2 tasks<=1 pool<=1" in out
+
+
+@pytest.mark.parametrize("method", ["bmc", "default"])
+def test_an_unknown_is_a_mismatch_and_exits_1(
+    capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    # default: the explorer's job cannot finish in a millisecond either
+    code, out, _ = _verify(capsys, *HOLDS, "--timeout", "0.001", "--method", method)
     assert code == 1
     assert "unknown" in out and "MISMATCH" in out
     assert "DID NOT MATCH" in out.strip().splitlines()[-1]
+
+
+def test_a_proof_out_of_time_keeps_the_bounded_proof_and_never_says_every_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    three_way = ["--variant", "three-way", "--scenario", "overlapping-push", "--environment",
+                 "base", "--invariant", "no-unintended-delete", "--json"]  # fmt: skip
+    code, out, _ = _verify(capsys, *three_way, "--timeout", "3")
+    (cell,) = json.loads(out)
+    assert code == 0 and cell["verdict"] == "proved" and cell["matched"]
+    assert cell["method"] == "explore" and cell["bound"] != "every size"
+    assert cell["scope"].startswith("the catalog's scenario")
+    assert "every number" not in cell["scope"]
+    assert "no answer within the time limit (3 s)" in cell["reason"]
 
 
 @pytest.mark.parametrize(
@@ -96,14 +128,20 @@ def test_json_cells_have_the_documented_shape(capsys: pytest.CaptureFixture[str]
             "expected",
             "depth",
             "method",
+            "scope",
+            "assumptions",
             "bound",
             "seconds",
             "trace",
+            "calls",
+            "impl_replay",
         ):
             assert key in cell
         assert cell["verdict"] == "counterexample" == cell["expected"]
         assert cell["scenario"] == "server-item-during-replacement"
-        assert cell["method"] == "bmc" and cell["bound"] == "items=2 tasks=1 pool=1"
+        assert cell["method"] == "explore" and cell["bound"] == "calls=1 items=2"
+        assert cell["scope"] == "1 call: replacement" and cell["assumptions"] == []
+        assert cell["calls"] == ["replacement"] and cell["impl_replay"] == "reproduced"
         assert len(cell["trace"]) == cell["depth"]
         step = cell["trace"][0]
         assert {"step", "move", "task", "site", "item", "text", "state"} <= set(step)
@@ -185,10 +223,10 @@ def test_a_variant_that_is_the_same_model_is_checked_once_and_says_so(
     # lock5 locks two sites more than lock3, neither called by overlapping-push
     same = ["--variant", "lock3", "--variant", "lock5", "--scenario", "overlapping-push",
             "--environment", "base", "--invariant", "no-unintended-delete"]  # fmt: skip
-    code, out, _ = _verify(capsys, *same)
+    code, out, _ = _verify(capsys, *same, "--method", "bmc")
     assert code == 0
     assert "  overlapping-push: lock5 = lock3" in out.splitlines()
-    code, out, _ = _verify(capsys, *same, "--json")
+    code, out, _ = _verify(capsys, *same, "--json", "--method", "bmc")
     shared = {c["variant"]: c["scenarios"][0]["same_model_as"] for c in json.loads(out)}
     assert shared == {"lock3": None, "lock5": "lock3"}
 
@@ -198,9 +236,15 @@ def test_a_terminal_sees_progress_and_a_pipe_does_not(
 ) -> None:
     two = ["--variant", "lock3", "--scenario", "overlapping-push", "--scenario",
            "spoken-during-tool-push", "--environment", "base"]  # fmt: skip
-    _, _, err = _verify(capsys, *two)
+    default = [*two[:-2], "--environment", "base", "--environment", "timeouts",
+               "--invariant", "agreement-at-rest"]  # fmt: skip
+    _, _, err = _verify(capsys, *default)
     assert err == ""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    _, out, err = _verify(capsys, *two)
+    _, out, err = _verify(capsys, *two, "--method", "bmc")
     assert "verify: 1 of 2 (variant, scenario) checked\r" in err
+    assert err.endswith("\r") and "verify" not in out
+    # the default method counts its jobs: one explorer group per environment here
+    _, out, err = _verify(capsys, *default)
+    assert "verify: 1 of 2 jobs done (explorer groups, proofs)\r" in err
     assert err.endswith("\r") and "verify" not in out

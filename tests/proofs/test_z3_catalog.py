@@ -1,9 +1,13 @@
-"""z3 against the explorer on the whole catalog, and every counterexample replayed.
+"""The default `verify` on the whole catalog, and z3's per-scenario engines as an
+independent cross-check of the explorer on a small part of it.
 
-One run of `proofs.engines.smt.verify.run` covers every (variant, scenario, environment,
-invariant) of the catalog (variants x scenarios x `model.ENVIRONMENTS`); the tests
-below read it, and so does the check that `docs/variants.md`, generated from the
-same cells, is current.
+One default run covers every (variant, invariant, environment) of the catalog
+(variants x invariants x `model.ENVIRONMENTS`, over every scenario); the tests below
+read it, and so does the check that `docs/variants.md`, generated from the same cells,
+is current. The cross-check runs `--method bmc` (bounded model checking, proofs by
+k-induction: a second encoding of the semantics, written apart from the explorer's)
+on a few variants, scenarios and environments, and needs the same verdicts and the
+same shortest depths as the explorer.
 """
 
 from __future__ import annotations
@@ -22,106 +26,108 @@ from model import (
     Verdict,
     check,
 )
+from proofs.adapters.registry import adapter_factory
 from proofs.engines.explore import explore
-from proofs.engines.smt.bmc import COUNTEREXAMPLE, PROVED, CellResult
-from proofs.engines.smt.verify import Cell, run
 from proofs.engines.trace import replay
+from proofs.engines.verdicts import (
+    COUNTEREXAMPLE,
+    METHOD_BMC,
+    PROVED,
+    CellVerdict,
+    replay_in,
+    run,
+)
 from proofs.report.pages import PAGE, render_variants
 from proofs.report.verify import cell_json
 
+#: The cross-check's part of the catalog: proofs, counterexamples at depths 3 to 11 of
+#: both invariants, the model's own items, timeouts, and two variants that are the same
+#: model in one scenario.
+CROSS_VARIANTS = [VARIANTS_BY_NAME[name] for name in ("unlocked", "lock3", "lock5", "three-way")]
+CROSS_SCENARIOS = [
+    SCENARIOS_BY_NAME[name] for name in ("overlapping-push", "server-item-during-replacement")
+]
+CROSS_ENVIRONMENTS = [ENVIRONMENTS_BY_NAME[name] for name in ("base", "server-items", "timeouts")]
+
 
 @pytest.fixture(scope="module")
-def cells() -> list[Cell]:
+def cells() -> list[CellVerdict]:
     # the defaults of `ackguard verify` and of `python -m proofs.pages`
-    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant))
+    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, impl=replay_in(adapter_factory("impl")))
 
 
 @pytest.fixture(scope="module")
-def results(cells: list[Cell]) -> list[CellResult]:
-    return [verdict.result for cell in cells for verdict in cell.scenarios]
+def cross() -> list[CellVerdict]:
+    return run(CROSS_VARIANTS, CROSS_SCENARIOS, CROSS_ENVIRONMENTS, method=METHOD_BMC)
 
 
-def test_every_catalog_cell_is_checked(results: list[CellResult]) -> None:
-    keys = {
-        (r.config.variant.name, r.config.scenario.name, r.config.environment, r.invariant)
-        for r in results
-    }
-    assert (
-        len(keys)
-        == len(results)
-        == (len(VARIANTS) * len(SCENARIOS) * len(ENVIRONMENTS) * len(Invariant))
-    )
+def test_every_catalog_cell_is_checked_on_every_scenario(cells: list[CellVerdict]) -> None:
+    keys = {(c.variant.name, c.invariant, c.environment) for c in cells}
+    assert len(keys) == len(cells) == len(VARIANTS) * len(Invariant) * len(ENVIRONMENTS)
+    assert all(len(c.scenarios) == len(SCENARIOS) and c.complete for c in cells)
 
 
-def test_z3_and_the_explorer_agree_on_verdict_and_shortest_depth(
-    results: list[CellResult],
-) -> None:
-    explorations: dict[Config, object] = {}
-    disagreements = []
-    for result in results:
-        config = result.config
-        if config not in explorations:
-            explorations[config] = explore(config)
-        finding = explorations[config].finding(result.invariant)  # type: ignore[attr-defined]
-        explorer = COUNTEREXAMPLE if finding.verdict is Verdict.COUNTEREXAMPLE else PROVED
-        depth = finding.depth
-        z3_depth = result.depth if result.verdict == COUNTEREXAMPLE else None
-        if (result.verdict, z3_depth) != (explorer, depth):
-            disagreements.append(
-                f"{config.variant.name} / {config.scenario.name} / {config.environment.name} / "
-                f"{result.invariant.value}: z3 {result.verdict} {z3_depth} {result.reason}, "
-                f"explorer {explorer} {depth}"
-            )
-    assert not disagreements, "\n".join(disagreements)
-
-
-def test_every_counterexample_replays_through_the_model(results: list[CellResult]) -> None:
-    counterexamples = [r for r in results if r.verdict == COUNTEREXAMPLE]
-    assert counterexamples
-    for result in counterexamples:
-        assert result.trace is not None
-        trace = replay(result.config, result.trace.moves)
-        assert trace.depth == result.depth
-        violation = check(trace.last, result.config, result.invariant)
-        assert violation is not None, result.config
-        assert violation == result.violation
-
-
-def test_every_verdict_is_the_catalogs_expectation(results: list[CellResult]) -> None:
+def test_every_verdict_is_the_catalogs_expectation(cells: list[CellVerdict]) -> None:
     wrong = [
-        (
-            r.config.variant.name,
-            r.config.scenario.name,
-            r.config.environment.name,
-            r.invariant.value,
-            r.verdict,
-        )
-        for r in results
-        if (r.verdict == COUNTEREXAMPLE)
-        != (
-            r.config.variant.expected(r.config.scenario.name, r.config.environment, r.invariant)
-            is Verdict.COUNTEREXAMPLE
-        )
-        or r.verdict not in (COUNTEREXAMPLE, PROVED)
+        (c.variant.name, c.invariant.value, c.environment.name, c.verdict, c.reason)
+        for c in cells
+        if not c.matched or c.verdict not in (COUNTEREXAMPLE, PROVED)
     ]
     assert not wrong
 
 
-def test_proofs_name_their_method_and_bound(results: list[CellResult]) -> None:
-    for result in results:
-        if result.verdict == PROVED:
-            assert result.method == "k-induction"
-            assert result.depth is not None and result.depth >= 1
-            calls = len(result.config.scenario.calls)
-            assert result.bound.startswith(f"items={len(result.config.scenario.items())} ")
-            assert f"tasks={calls}" in result.bound
+def test_every_counterexample_replays_through_the_model_and_the_implementation(
+    cells: list[CellVerdict],
+) -> None:
+    failing = [c for c in cells if c.verdict == COUNTEREXAMPLE]
+    assert failing
+    for cell in failing:
+        witness = cell.witness
+        assert witness is not None and witness.trace is not None
+        trace = replay(witness.config, witness.trace.moves)
+        assert trace.depth == cell.depth
+        violation = check(trace.last, witness.config, cell.invariant)
+        assert violation is not None and violation == witness.violation
+        assert witness.impl == "reproduced", (cell.variant.name, witness.scenario, witness.impl)
+
+
+def test_a_counterexample_has_the_fewest_calls_any_catalog_scenario_needs(
+    cells: list[CellVerdict],
+) -> None:
+    for cell in cells:
+        if cell.verdict != COUNTEREXAMPLE:
+            continue
+        assert cell.witness is not None
+        calls = len(cell.witness.config.scenario.calls)
+        fewest = min(
+            len(SCENARIOS_BY_NAME[s.scenario].calls)
+            for s in cell.scenarios
+            if s.verdict == COUNTEREXAMPLE
+        )
+        assert calls <= fewest
+        assert cell.scope.startswith(f"{calls} call")
+        if calls > 1:
+            assert cell.scope.endswith("(no fewer calls fail)")
+
+
+def test_a_proof_says_its_scope_and_every_size_only_from_the_first_order_engine(
+    cells: list[CellVerdict],
+) -> None:
+    proved = [c for c in cells if c.verdict == PROVED]
+    assert proved
+    for cell in proved:
+        if cell.bound == "every size":
+            assert cell.method == "fol" and cell.scope.startswith("every number of calls")
+            assert cell.assumptions and not cell.reason
         else:
-            assert result.method == "bmc"
+            assert cell.method == "explore" and "every number" not in cell.scope
+            assert cell.scope.startswith("the catalog's scenarios: 3 calls at most")
+            assert cell.reason  # why not every size
 
 
-def test_the_variants_page_is_what_verify_produces_now(cells: list[Cell]) -> None:
+def test_the_variants_page_is_what_verify_produces_now(cells: list[CellVerdict]) -> None:
     """docs/variants.md is generated (`python -m proofs.pages`); a change to the
-    model, the encoding or the catalog that changes a verdict or a trace must
+    model, the engines or the catalog that changes a verdict, a scope or a trace must
     regenerate it."""
     page = render_variants([cell_json(cell, with_mermaid=True) for cell in cells])
     committed = PAGE.read_text()
@@ -139,51 +145,79 @@ def test_the_variants_page_is_what_verify_produces_now(cells: list[Cell]) -> Non
         )
 
 
-def test_variants_that_are_the_same_model_share_one_check(results: list[CellResult]) -> None:
-    by_key = {
-        (r.config.variant.name, r.config.scenario.name, r.config.environment, r.invariant): r
-        for r in results
+def test_bmc_and_the_explorer_agree_on_verdict_and_shortest_depth(
+    cross: list[CellVerdict],
+) -> None:
+    disagreements = []
+    for cell in cross:
+        for check_ in cell.scenarios:
+            config = Config(cell.variant, SCENARIOS_BY_NAME[check_.scenario], cell.environment)
+            finding = explore(config, (cell.invariant,)).finding(cell.invariant)
+            explorer = COUNTEREXAMPLE if finding.verdict is Verdict.COUNTEREXAMPLE else PROVED
+            z3_depth = check_.depth if check_.verdict == COUNTEREXAMPLE else None
+            if (check_.verdict, z3_depth) != (explorer, finding.depth):
+                disagreements.append(
+                    f"{cell.variant.name} / {check_.scenario} / {cell.environment.name} / "
+                    f"{cell.invariant.value}: z3 {check_.verdict} {z3_depth}, explorer "
+                    f"{explorer} {finding.depth}"
+                )
+    assert not disagreements, "\n".join(disagreements)
+    assert {c.verdict for c in cross} == {COUNTEREXAMPLE, PROVED}
+
+
+def test_bmc_proofs_name_their_method_and_bound(cross: list[CellVerdict]) -> None:
+    for cell in cross:
+        for check_ in cell.scenarios:
+            scenario = SCENARIOS_BY_NAME[check_.scenario]
+            if check_.verdict == PROVED:
+                assert check_.method == "k-induction" and check_.depth is not None
+                assert check_.bound.startswith(f"items={len(scenario.items())} ")
+                assert f"tasks={len(scenario.calls)}" in check_.bound
+            else:
+                assert check_.method == "bmc"
+
+
+def test_bmc_checks_variants_that_are_the_same_model_once(cross: list[CellVerdict]) -> None:
+    shared = {
+        (cell.variant.name, check_.scenario, check_.same_model_as)
+        for cell in cross
+        for check_ in cell.scenarios
+        if check_.same_model_as
     }
-    shared = [r for r in results if r.same_as]
-    # lock3 and lock5 on overlapping-push, and six more (variant, scenario) pairs
-    pairs = {(r.config.variant.name, r.config.scenario.name, r.same_as) for r in shared}
-    assert ("lock5", "overlapping-push", "lock3") in pairs and len(pairs) == 7
-    for result in shared:
-        config = result.config
-        original = by_key[
-            (result.same_as, config.scenario.name, config.environment, result.invariant)
-        ]
-        assert not original.same_as and original.cpu_seconds > 0 == result.cpu_seconds
-        assert config.behaviour() == original.config.behaviour()
-        assert (result.verdict, result.depth) == (original.verdict, original.depth)
-        if result.trace is not None:
-            assert original.trace is not None and result.trace.moves == original.trace.moves
+    assert ("lock5", "overlapping-push", "lock3") in shared
+    by_key = {
+        (cell.variant.name, check_.scenario, cell.environment, cell.invariant): check_
+        for cell in cross
+        for check_ in cell.scenarios
+    }
+    for variant, scenario, original in shared:
+        for environment in CROSS_ENVIRONMENTS:
+            for invariant in Invariant:
+                mine = by_key[(variant, scenario, environment, invariant)]
+                theirs = by_key[(original, scenario, environment, invariant)]
+                assert (mine.verdict, mine.depth) == (theirs.verdict, theirs.depth)
+                assert not theirs.same_model_as
 
 
-def test_a_shared_verdict_is_the_one_its_own_check_finds() -> None:
+def test_a_shared_bmc_verdict_is_the_one_its_own_check_finds() -> None:
     variants = [VARIANTS_BY_NAME["lock3"], VARIANTS_BY_NAME["lock5"]]
-    scenarios = [
-        SCENARIOS_BY_NAME["overlapping-push"],
-        SCENARIOS_BY_NAME["spoken-during-tool-push"],
-    ]
+    scenarios = [SCENARIOS_BY_NAME["overlapping-push"]]
     environments = [ENVIRONMENTS_BY_NAME["base"], ENVIRONMENTS_BY_NAME["timeouts"]]
 
-    def verdicts(share: bool) -> dict[object, object]:
-        cells = run(variants, scenarios, environments, share=share)
+    def verdicts(share: bool) -> dict[object, tuple[object, ...]]:
+        found = run(variants, scenarios, environments, method=METHOD_BMC, share=share)
         return {
-            (v.result.config, v.result.invariant): (
-                v.result.verdict,
-                v.result.depth,
-                None if v.result.trace is None else v.result.trace.moves,
-                v.result.same_as,
+            (c.variant.name, c.invariant, c.environment, s.scenario): (
+                s.verdict,
+                s.depth,
+                None if c.witness is None or c.witness.trace is None else c.witness.trace.moves,
+                s.same_model_as,
             )
-            for cell in cells
-            for v in cell.scenarios
+            for c in found
+            for s in c.scenarios
         }
 
     alone, shared = verdicts(share=False), verdicts(share=True)
-    assert {key: value[:3] for key, value in alone.items()} == {
-        key: value[:3] for key, value in shared.items()
-    }
-    assert {value[3] for value in alone.values()} == {""}
-    assert sum(value[3] == "lock3" for value in shared.values()) == 8  # 2 scenarios x 2 x 2
+    assert {k: v[:3] for k, v in alone.items()} == {k: v[:3] for k, v in shared.items()}
+    assert {v[3] for v in alone.values()} == {""}
+    assert sum(v[3] == "lock3" for v in shared.values()) == 4  # 2 environments x 2 invariants

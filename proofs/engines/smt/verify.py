@@ -1,4 +1,5 @@
-"""The catalog runner behind `ackguard verify`: z3 verdicts, grouped for the table.
+"""The catalog runner behind `ackguard verify --method bmc|invariant`: per-scenario z3
+verdicts, grouped for the table (`proofs.engines.verdicts` turns them into its records).
 
 A *cell* of the table is (variant, invariant, environment); its verdict
 aggregates the scenarios asked for: a counterexample if any scenario has one
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
-import os
 import signal
 from collections.abc import Callable, Hashable, Sequence
 
@@ -24,8 +24,8 @@ from model import (
     Invariant,
     Scenario,
     Variant,
-    Verdict,
 )
+from proofs.engines import verdicts
 from proofs.engines.smt.bmc import (
     COUNTEREXAMPLE,
     METHOD_KIND,
@@ -133,18 +133,11 @@ def _widest(bounds: Sequence[str]) -> str:
     return " ".join(f"{name}<={value}" for name, value in widest.items())
 
 
-def expected_verdict(config: Config, invariant: Invariant) -> str:
-    verdict = config.variant.expected(config.scenario.name, config.environment, invariant)
-    return COUNTEREXAMPLE if verdict is Verdict.COUNTEREXAMPLE else PROVED
-
-
-#: `ackguard verify`'s time limit per cell, in seconds of wall clock.
-DEFAULT_TIMEOUT = 600.0
-#: `ackguard verify`'s worker processes: one per core this process may run on
-#: (each takes about 100 MB at most).
-DEFAULT_JOBS = (
-    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-)
+expected_verdict = verdicts.expected_verdict
+#: `ackguard verify`'s time limit per (variant, scenario), and its worker processes (each
+#: takes about 100 MB at most): the same as the default method's.
+DEFAULT_TIMEOUT = verdicts.DEFAULT_TIMEOUT
+DEFAULT_JOBS = verdicts.DEFAULT_JOBS
 
 
 def run(

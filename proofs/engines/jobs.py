@@ -1,0 +1,189 @@
+"""Work in worker processes, each job with a wall-clock deadline, all stopped at once on Ctrl-C.
+
+`concurrent.futures` cannot stop one running job, and a z3 query returns to Python
+only at its own time limit; `ackguard verify` needs both a per-job limit and a stop
+within 2 s of Ctrl-C. So each job is a process of its own, forked clean from a fork
+server, sending its one result back over a pipe; a job past its deadline, or every job
+on Ctrl-C, is terminated. A fresh process per job also makes each result a function of
+its job alone: z3's choice among equal answers depends on every term its context built
+before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import signal
+import time
+import traceback
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from proofs.errors import InternalError
+
+#: How long the parent waits on the pipes before it looks at the deadlines again.
+_POLL = 0.05
+
+
+@frozen
+class Finished:
+    """One job's end: its value, or `timed_out` with no value."""
+
+    key: Hashable
+    value: Any
+    timed_out: bool
+    seconds: float
+
+
+@frozen
+class _Job:
+    key: Hashable
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    timeout: float
+
+
+class _Running:
+    def __init__(self, job: _Job, process: Any, conn: Any) -> None:
+        self.job = job
+        self.process = process
+        self.conn = conn
+        self.started = time.monotonic()
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """A worker leaves Ctrl-C to the parent, which terminates it; z3 must not take it
+    either (it would cancel a query, which reads as a cell out of time)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import z3
+
+        z3.set_param("ctrl_c", False)
+    except ImportError:  # pragma: no cover - z3 is a dependency
+        pass
+    try:
+        conn.send(("ok", fn(*args)))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def context(preload: Sequence[str]) -> multiprocessing.context.BaseContext:
+    """A fork server that has imported `preload` (Linux, macOS); elsewhere, spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(preload))
+    return ctx
+
+
+class Jobs:
+    """A queue of jobs run `workers` at a time; more may be submitted while it runs."""
+
+    def __init__(self, workers: int, preload: Sequence[str] = ()) -> None:
+        self.workers = max(1, workers)
+        self.context = context(preload)
+        self.queue: list[_Job] = []
+        self.running: list[_Running] = []
+        self.submitted = 0
+        self.finished = 0
+
+    def submit(
+        self, key: Hashable, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float
+    ) -> None:
+        """Queue `fn(*args)` (picklable, importable by name) under `key`."""
+        self.queue.append(_Job(key, fn, args, timeout))
+        self.submitted += 1
+
+    def results(self) -> Iterator[Finished]:
+        """Each job's end, as it comes. On Ctrl-C every worker is terminated before the
+        KeyboardInterrupt goes on."""
+        try:
+            while self.queue or self.running:
+                self._start()
+                yield from self._collect()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        while self.queue and len(self.running) < self.workers:
+            job = self.queue.pop(0)
+            receive, send = self.context.Pipe(duplex=False)
+            process = self.context.Process(target=_child, args=(send, job.fn, job.args))  # type: ignore[attr-defined]
+            # Ctrl-C waits until the worker is in `running`: one that started unseen would
+            # outlive the run, keeping its standard output open
+            with _sigint_held():
+                process.start()
+                send.close()
+                self.running.append(_Running(job, process, receive))
+
+    def _collect(self) -> Iterator[Finished]:
+        if not self.running:
+            return
+        now = time.monotonic()
+        soonest = min(r.started + r.job.timeout - now for r in self.running)
+        wait = max(0.0, min(_POLL, soonest))
+        ready = multiprocessing.connection.wait([r.conn for r in self.running], timeout=wait)
+        now = time.monotonic()
+        for run in list(self.running):
+            # an answer that comes after the deadline is as late as none: the limit is
+            # the same however the polling falls
+            late = now - run.started > run.job.timeout
+            if run.conn in ready and not late:
+                try:
+                    status, value = run.conn.recv()
+                except EOFError:
+                    status, value = "error", f"the worker ended with exit code {_ended(run)}"
+                self._forget(run)
+                if status == "error":
+                    raise InternalError(f"a verify job failed ({run.job.key!r}):\n{value}")
+                yield Finished(run.job.key, value, False, now - run.started)
+            elif late:
+                run.process.terminate()
+                self._forget(run)
+                yield Finished(run.job.key, None, True, now - run.started)
+
+    def _forget(self, run: _Running) -> None:
+        run.conn.close()
+        run.process.join(1.0)
+        if run.process.is_alive():
+            run.process.kill()
+            run.process.join()
+        self.running.remove(run)
+        self.finished += 1
+
+    def stop(self) -> None:
+        """Terminate every worker and forget what has not started."""
+        self.queue.clear()
+        for run in self.running:
+            run.process.terminate()
+        for run in self.running:
+            run.process.join(1.0)
+            if run.process.is_alive():
+                run.process.kill()
+                run.process.join()
+            run.conn.close()
+        self.running.clear()
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """SIGINT held back (POSIX), and delivered when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _ended(run: _Running) -> object:
+    run.process.join(1.0)
+    return run.process.exitcode

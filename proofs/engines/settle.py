@@ -1,0 +1,226 @@
+"""The jobs of the default `verify`, each run in a worker process of its own.
+
+- `explore_group`: one (variant, environment) over the catalog's scenarios and small
+  mixes of calls, with the explorer: exact verdicts per scenario, and the smallest
+  mix of calls that breaks each invariant;
+- `fol_proof`: the first-order engine's proof of one cell, for every number of calls
+  and items, reduced to what the table needs.
+
+Both return plain frozen records, so what crosses the pipe is small and picklable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from model import (
+    Config,
+    Environment,
+    Invariant,
+    Scenario,
+    Site,
+    Variant,
+    Verdict,
+    Violation,
+    check,
+)
+from proofs.engines.explore import Exploration, explore
+from proofs.engines.trace import Trace, replay
+from proofs.errors import InternalError
+
+#: Holding cells are also checked on every mix of up to this many calls of their sites:
+#: the bounded proof then covers more than the catalog's fixed scenarios (all mixes of
+#: three calls of the six sites take about 90 s under `all`; of two, under 1 s).
+MIX_CALLS = 2
+
+
+@frozen
+class Run:
+    """One exploration's answer for one invariant: a shortest counterexample, or none."""
+
+    config: Config
+    invariant: Invariant
+    holds: bool
+    depth: int | None
+    trace: Trace | None
+    violation: Violation | None
+    states: int
+    seconds: float
+
+    @property
+    def calls(self) -> int:
+        return len(self.config.scenario.calls)
+
+    @property
+    def name(self) -> str:
+        return self.config.scenario.name
+
+
+@frozen
+class GroupPart:
+    """What the explorer found for one invariant of a (variant, environment)."""
+
+    invariant: Invariant
+    #: One per catalog scenario, in the order asked.
+    scenarios: tuple[Run, ...]
+    #: The counterexample the cell names: the fewest calls first, then the shortest.
+    witness: Run | None
+    #: Mix sizes searched (1, 2, ...), and how many mixes were explored.
+    mix_sizes: tuple[int, ...]
+    mixes: int
+
+
+@frozen
+class GroupResult:
+    """Every invariant's part of one (variant, environment)."""
+
+    variant: Variant
+    environment: Environment
+    parts: tuple[GroupPart, ...]
+    seconds: float
+
+    def part(self, invariant: Invariant) -> GroupPart:
+        for part in self.parts:
+            if part.invariant is invariant:
+                return part
+        raise KeyError(invariant)
+
+
+def _runs(exploration: Exploration, invariants: Sequence[Invariant]) -> list[Run]:
+    out = []
+    for invariant in invariants:
+        finding = exploration.finding(invariant)
+        fails = finding.verdict is Verdict.COUNTEREXAMPLE
+        out.append(
+            Run(
+                exploration.config,
+                invariant,
+                not fails,
+                finding.depth,
+                finding.trace,
+                finding.violation,
+                exploration.states,
+                exploration.seconds,
+            )
+        )
+    return out
+
+
+def _confirmed(run: Run) -> Run:
+    """The trace run again through `model.step`, and the violation `model.check` reports
+    at its end, which must be the one the explorer reported."""
+    assert run.trace is not None
+    again = replay(run.config, run.trace.moves)
+    if check(again.last, run.config, run.invariant) != run.violation:
+        raise InternalError(
+            f"the model does not confirm the explorer's counterexample "
+            f"({run.config.variant.name} / {run.name} / {run.invariant.value})"
+        )
+    return run
+
+
+def smallest(runs: Sequence[Run]) -> Run | None:
+    """The counterexample with the fewest calls, then the shortest, then by name."""
+    failing = [r for r in runs if not r.holds]
+    if not failing:
+        return None
+    return min(failing, key=lambda r: (r.calls, r.depth or 0, r.name))
+
+
+def explore_group(
+    variant: Variant,
+    environment: Environment,
+    scenarios: Sequence[Scenario],
+    invariants: Sequence[Invariant],
+    sites: tuple[Site, ...],
+    mixes_of: Sequence[Sequence[Scenario]],
+) -> GroupResult:
+    """The explorer on every catalog scenario, then on mixes of calls (`mixes_of[k]`: the
+    mixes of k+1 calls of `sites`).
+
+    A cell that fails on the catalog is searched on mixes of fewer calls than its
+    smallest failing scenario, one size at a time, so that its counterexample names
+    the smallest set of overlapping calls that breaks it. A cell that holds is checked
+    on every mix of up to `MIX_CALLS` calls, which widens its bounded proof (and a
+    failure there is a finding the catalog does not have)."""
+    started = time.perf_counter()
+    catalog: dict[Invariant, list[Run]] = {inv: [] for inv in invariants}
+    for scenario in scenarios:
+        exploration = explore(Config(variant, scenario, environment), tuple(invariants))
+        for run in _runs(exploration, invariants):
+            catalog[run.invariant].append(run)
+    explored: dict[str, list[Run]] = {}
+
+    def mix_runs(scenario: Scenario) -> list[Run]:
+        if scenario.name not in explored:
+            config = Config(variant, scenario, environment, extra_sites=sites)
+            explored[scenario.name] = _runs(explore(config, tuple(invariants)), invariants)
+        return explored[scenario.name]
+
+    found_by: list[tuple[Invariant, Run | None, tuple[int, ...]]] = []
+    for invariant in invariants:
+        found = smallest(catalog[invariant])
+        limit = found.calls - 1 if found is not None else MIX_CALLS
+        searched: list[int] = []
+        for size in range(1, min(limit, len(mixes_of)) + 1):
+            searched.append(size)
+            runs = [r for s in mixes_of[size - 1] for r in mix_runs(s) if r.invariant is invariant]
+            smaller = smallest(runs)
+            if smaller is not None:
+                found = smaller
+                break
+        found_by.append((invariant, found, tuple(searched)))
+    counted = tuple(
+        GroupPart(
+            invariant,
+            tuple(catalog[invariant]),
+            None if found is None else _confirmed(found),
+            searched,
+            len(explored),
+        )
+        for invariant, found, searched in found_by
+    )
+    return GroupResult(variant, environment, counted, time.perf_counter() - started)
+
+
+# -- the first-order engine -------------------------------------------------------------
+
+
+@frozen
+class FolAnswer:
+    """What the first-order engine said about one cell."""
+
+    status: str
+    scope: str
+    assumptions: tuple[str, ...]
+    reason: str
+    seconds: float
+    #: A counterexample it found (a mix of calls, by the explorer), when it fails.
+    scenario: Scenario | None = None
+    trace: Trace | None = None
+
+
+def fol_proof(variant: Variant, sites: tuple[Site, ...], environment: Environment) -> FolAnswer:
+    """`fol.prove` on the cell of these sites: proved, unknown or fails, and why."""
+    from proofs.engines import fol
+
+    started = time.perf_counter()
+    outcome = fol.prove(fol.Cell(variant, sites, environment))
+    scenario = None
+    trace = None
+    if outcome.counterexample is not None:
+        trace = outcome.counterexample.trace
+        names = {s.name: s for s in fol.mixes(sites, len(trace.start.tasks), environment)}
+        scenario = names.get(outcome.counterexample.scenario)
+    return FolAnswer(
+        outcome.status,
+        outcome.scope,
+        tuple(outcome.assumptions),
+        outcome.reason,
+        time.perf_counter() - started,
+        scenario,
+        trace,
+    )

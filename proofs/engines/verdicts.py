@@ -1,0 +1,538 @@
+"""The verdicts behind `ackguard verify`, one per cell, each with its scope.
+
+A *cell* is (variant, invariant, environment). The default method gives each engine
+what it is best at:
+
+1. the explorer settles the catalog's scenarios exactly (`settle.explore_group`): a
+   failing cell gets the counterexample with the fewest calls, then the shortest
+   (mixes of fewer calls than the catalog's are searched first), replayed through
+   `model/` and, given an adapter factory, through the implementation;
+2. a holding cell that the first-order engine proves (`FOL_INVARIANTS`) gets
+   `fol.prove`: "every number of calls of sites {...} and every number of items";
+3. otherwise, or when that engine answers unknown or runs out of time, the cell keeps
+   the explorer's bounded proof and its scope says how far that goes.
+
+A first-order `fails` on a cell the explorer holds is a finding: the cell is a
+counterexample (and a mismatch). `--method bmc` and `--method invariant` are the
+per-scenario z3 engines (`smt.verify`), reported in the same record.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Hashable, Sequence
+
+from attrs import evolve, frozen
+
+from model import (
+    SITES_BY_NAME,
+    Config,
+    Environment,
+    Invariant,
+    Scenario,
+    Site,
+    Variant,
+    Verdict,
+    Violation,
+    check,
+)
+from proofs.engines.jobs import Finished, Jobs
+from proofs.engines.settle import (
+    MIX_CALLS,
+    FolAnswer,
+    GroupPart,
+    GroupResult,
+    Run,
+    explore_group,
+    fol_proof,
+)
+from proofs.engines.trace import Trace, replay
+from proofs.errors import CannotRun, InternalError, Interrupted
+
+PROVED = "proved"
+COUNTEREXAMPLE = "counterexample"
+UNKNOWN = "unknown"
+
+METHOD_DEFAULT = "default"
+METHOD_BMC = "bmc"
+METHOD_INVARIANT = "invariant"
+#: `--method`: the default, and the per-scenario z3 engines kept beside it.
+METHODS = (METHOD_DEFAULT, METHOD_BMC, METHOD_INVARIANT)
+
+#: The invariants `fol.prove` proves: its face says "invariant 1 for the cell". A cell
+#: of another invariant is not sent to it; one it does not model, it answers unknown.
+FOL_INVARIANTS: frozenset[Invariant] = frozenset({Invariant.NO_UNINTENDED_DELETE})
+
+#: The time limit of each job (an explorer group, one first-order proof), in seconds.
+DEFAULT_TIMEOUT = 600.0
+#: Worker processes: one per core this process may run on.
+DEFAULT_JOBS = (
+    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)
+
+#: What a bounded proof of the explorer rests on.
+BOUNDED_ASSUMPTIONS = ("only the calls, items and starting conversation of the runs named",)
+
+#: `progress(done, total, unit)`: called as each piece of work finishes.
+Progress = Callable[[int, int, str], None]
+#: Replays a counterexample in an implementation: "reproduced", or why not.
+ImplReplay = Callable[["Witness"], str]
+
+
+@frozen
+class ScenarioCheck:
+    """One catalog scenario's verdict in a cell, beside the catalog's expectation."""
+
+    scenario: str
+    verdict: str
+    expected: str
+    depth: int | None
+    method: str
+    bound: str
+    seconds: float
+    #: The variant whose check this one took, being the same model in this scenario.
+    same_model_as: str = ""
+
+    @property
+    def matched(self) -> bool:
+        return self.verdict == self.expected
+
+
+@frozen
+class Witness:
+    """The run a cell's verdict names: a counterexample, or the run an unknown stopped in."""
+
+    config: Config
+    invariant: Invariant
+    trace: Trace | None
+    violation: Violation | None
+    depth: int | None
+    #: Its replay in the implementation: "reproduced", why not, or "" (not replayed).
+    impl: str = ""
+
+    @property
+    def scenario(self) -> str:
+        return self.config.scenario.name
+
+    @property
+    def impl_disagrees(self) -> bool:
+        return bool(self.impl) and self.impl != "reproduced" and not self.impl.startswith("no ")
+
+
+@frozen
+class CellVerdict:
+    """One row of the verdict table."""
+
+    variant: Variant
+    invariant: Invariant
+    environment: Environment
+    verdict: str
+    method: str
+    #: What the verdict covers, in words.
+    scope: str
+    assumptions: tuple[str, ...]
+    #: The bounds it covers, compactly ("calls<=3 items<=4", "every size").
+    bound: str
+    scenarios: tuple[ScenarioCheck, ...]
+    witness: Witness | None = None
+    depth: int | None = None
+    seconds: float = 0.0
+    reason: str = ""
+    #: False for a cell Ctrl-C stopped before its verdict.
+    complete: bool = True
+
+    @property
+    def expected(self) -> str:
+        if any(s.expected == COUNTEREXAMPLE for s in self.scenarios):
+            return COUNTEREXAMPLE
+        return PROVED
+
+    @property
+    def matched(self) -> bool:
+        """The catalog's expectation, in every scenario and in the cell's own verdict; a
+        counterexample the implementation does not reproduce is no match either."""
+        if self.witness is not None and self.witness.impl_disagrees:
+            return False
+        return self.verdict == self.expected and all(s.matched for s in self.scenarios)
+
+    @property
+    def scenario(self) -> str | None:
+        return None if self.witness is None else self.witness.scenario
+
+
+def expected_verdict(config: Config, invariant: Invariant) -> str:
+    verdict = config.variant.expected(config.scenario.name, config.environment, invariant)
+    return COUNTEREXAMPLE if verdict is Verdict.COUNTEREXAMPLE else PROVED
+
+
+def catalog_sites(scenarios: Sequence[Scenario]) -> tuple[Site, ...]:
+    """The site records the scenarios call, by name."""
+    return tuple(
+        SITES_BY_NAME[name] for name in sorted({c.site for s in scenarios for c in s.calls})
+    )
+
+
+def run(
+    variants: Sequence[Variant],
+    scenarios: Sequence[Scenario],
+    environments: Sequence[Environment],
+    invariants: Sequence[Invariant] = tuple(Invariant),
+    timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = DEFAULT_JOBS,
+    method: str = METHOD_DEFAULT,
+    progress: Progress | None = None,
+    impl: ImplReplay | None = None,
+    share: bool = True,
+) -> list[CellVerdict]:
+    """Every cell's verdict, in (variant, invariant, environment) order.
+
+    Ctrl-C stops every worker at once and raises `Interrupted` with every cell, those
+    not settled marked `complete=False`."""
+    if method == METHOD_DEFAULT:
+        return _Default(variants, scenarios, environments, invariants, timeout, impl).run(
+            jobs, progress
+        )
+    from proofs.engines.smt import verify as smt
+
+    def counted(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, total, "(variant, scenario) checked")
+
+    def convert(cells: Sequence[smt.Cell]) -> list[CellVerdict]:
+        return [_from_smt(cell, len(scenarios), impl) for cell in cells]
+
+    smt_method = "k-induction" if method == METHOD_BMC else method
+    try:
+        cells = smt.run(
+            variants,
+            scenarios,
+            environments,
+            invariants,
+            timeout,
+            jobs,
+            smt_method,
+            share=share,
+            progress=counted,
+        )
+    except Interrupted as stop:
+        raise Interrupted(convert([c for c in stop.done if isinstance(c, smt.Cell)])) from None
+    return convert(cells)
+
+
+# -- the default method -----------------------------------------------------------------
+
+
+class _Default:
+    """The default method's jobs and what each cell makes of them."""
+
+    def __init__(
+        self,
+        variants: Sequence[Variant],
+        scenarios: Sequence[Scenario],
+        environments: Sequence[Environment],
+        invariants: Sequence[Invariant],
+        timeout: float,
+        impl: ImplReplay | None,
+    ) -> None:
+        self.variants = tuple(variants)
+        self.scenarios = tuple(scenarios)
+        self.environments = tuple(environments)
+        self.invariants = tuple(invariants)
+        self.timeout = timeout
+        self.impl = impl
+        self.sites = catalog_sites(scenarios)
+        self.groups: dict[tuple[str, str], Finished] = {}
+        #: By (variant, environment) and, for proofs, the invariant's name too.
+        self.proofs: dict[tuple[str, str, str], Finished] = {}
+        self.replayed: dict[Hashable, str] = {}
+
+    def _mixes(self, environment: Environment) -> tuple[tuple[Scenario, ...], ...]:
+        """Mixes of 1, 2, ... calls: enough for every holding cell (`MIX_CALLS`) and for
+        a failing one to look below its catalog scenarios."""
+        from proofs.engines.fol import mixes
+
+        most = max([MIX_CALLS, *(len(s.calls) - 1 for s in self.scenarios)])
+        every = mixes(self.sites, most, environment)
+        return tuple(tuple(m for m in every if len(m.calls) == k) for k in range(1, most + 1))
+
+    def run(self, jobs: int, progress: Progress | None) -> list[CellVerdict]:
+        pool = Jobs(jobs, preload=["proofs.engines.settle", "proofs.engines.fol"])
+        for variant in self.variants:
+            for environment in self.environments:
+                args = (
+                    variant,
+                    environment,
+                    self.scenarios,
+                    self.invariants,
+                    self.sites,
+                    self._mixes(environment),
+                )
+                key = ("explore", variant.name, environment.name, "")
+                pool.submit(key, explore_group, args, self.timeout)
+        try:
+            for finished in pool.results():
+                done: tuple[str, str, str, str] = finished.key  # type: ignore[assignment]
+                kind, variant_name, env_name, invariant = done
+                if kind == "explore":
+                    self.groups[(variant_name, env_name)] = finished
+                    self._ask_fol(pool, finished)
+                else:
+                    self.proofs[(variant_name, env_name, invariant)] = finished
+                if progress is not None:
+                    progress(pool.finished, pool.submitted, "jobs done (explorer groups, proofs)")
+        except KeyboardInterrupt:
+            raise Interrupted(self.cells()) from None
+        return self.cells()
+
+    def _ask_fol(self, pool: Jobs, finished: Finished) -> None:
+        if finished.timed_out:
+            return
+        group: GroupResult = finished.value
+        for part in group.parts:
+            if part.witness is None and part.invariant in FOL_INVARIANTS:
+                key = ("fol", group.variant.name, group.environment.name, part.invariant.value)
+                args = (group.variant, self.sites, group.environment)
+                pool.submit(key, fol_proof, args, self.timeout)
+
+    def cells(self) -> list[CellVerdict]:
+        return [
+            self.cell(variant, invariant, environment)
+            for variant in self.variants
+            for invariant in self.invariants
+            for environment in self.environments
+        ]
+
+    def cell(self, variant: Variant, invariant: Invariant, environment: Environment) -> CellVerdict:
+        key = (variant.name, environment.name)
+        finished = self.groups.get(key)
+        blank = CellVerdict(
+            variant, invariant, environment, UNKNOWN, "explore", "", (), "", (), complete=False
+        )
+        if finished is None:
+            return evolve(blank, reason="not checked: interrupted")
+        if finished.timed_out:
+            return evolve(
+                blank,
+                complete=True,
+                seconds=finished.seconds,
+                reason=f"the explorer did not finish within the time limit ({self.timeout:g} s)",
+            )
+        group: GroupResult = finished.value
+        part = group.part(invariant)
+        checks = tuple(_check(run) for run in part.scenarios)
+        base = evolve(blank, complete=True, scenarios=checks, seconds=group.seconds)
+        if part.witness is not None:
+            return self._failing(base, part)
+        bounded = self._bounded(base, part)
+        if invariant not in FOL_INVARIANTS:
+            return evolve(
+                bounded, reason=f"the first-order engine does not prove {invariant.value}"
+            )
+        proof = self.proofs.get((*key, invariant.value))
+        if proof is None:
+            return evolve(bounded, complete=False, reason="interrupted during the proof")
+        seconds = group.seconds + proof.seconds
+        if proof.timed_out:
+            return evolve(
+                bounded,
+                seconds=seconds,
+                reason=f"the first-order engine gave no answer within the time limit "
+                f"({self.timeout:g} s)",
+            )
+        answer: FolAnswer = proof.value
+        return self._with_fol(evolve(bounded, seconds=seconds), answer)
+
+    def _failing(self, base: CellVerdict, part: GroupPart) -> CellVerdict:
+        run = part.witness
+        assert run is not None
+        witness = self._replayed(
+            Witness(run.config, run.invariant, run.trace, run.violation, run.depth)
+        )
+        calls = run.config.scenario.calls
+        names = ", ".join(call.site for call in calls)
+        fewer = (
+            " (no fewer calls fail)"
+            if len(calls) > 1 and set(range(1, len(calls))) <= set(part.mix_sizes)
+            else ""
+        )
+        return evolve(
+            base,
+            verdict=COUNTEREXAMPLE,
+            scope=f"{len(calls)} call{'s' if len(calls) > 1 else ''}: {names}{fewer}",
+            bound=f"calls={len(calls)} items={len(run.config.scenario.items())}",
+            witness=witness,
+            depth=run.depth,
+        )
+
+    def _bounded(self, base: CellVerdict, part: GroupPart) -> CellVerdict:
+        calls = max(len(s.calls) for s in self.scenarios)
+        items = max(len(s.items()) for s in self.scenarios)
+        mixed = max(part.mix_sizes, default=0)
+        plural = "s" if len(self.scenarios) > 1 else ""
+        scope = f"the catalog's scenario{plural}: {calls} calls at most"
+        if mixed:
+            scope += f", and every mix of up to {mixed} calls of sites {{{_names(self.sites)}}}"
+        return evolve(
+            base,
+            verdict=PROVED,
+            scope=scope,
+            assumptions=BOUNDED_ASSUMPTIONS,
+            bound=f"calls<={max(calls, mixed)} items<={items}",
+        )
+
+    def _with_fol(self, bounded: CellVerdict, answer: FolAnswer) -> CellVerdict:
+        if answer.status == "proved":
+            return evolve(
+                bounded,
+                method="fol",
+                scope=answer.scope,
+                assumptions=answer.assumptions,
+                bound="every size",
+            )
+        if answer.status == "fails":
+            if answer.trace is None or answer.scenario is None:
+                return evolve(
+                    bounded,
+                    verdict=UNKNOWN,
+                    method="fol",
+                    reason="the first-order engine says it fails but gave no trace",
+                )
+            config = Config(
+                bounded.variant, answer.scenario, bounded.environment, extra_sites=self.sites
+            )
+            violation = check(replay(config, answer.trace.moves).last, config, bounded.invariant)
+            if violation is None:
+                raise InternalError(
+                    "the first-order engine's counterexample does not break the invariant "
+                    f"in the model ({config.variant.name} / {config.scenario.name})"
+                )
+            witness = self._replayed(
+                Witness(config, bounded.invariant, answer.trace, violation, answer.trace.depth)
+            )
+            return evolve(
+                bounded,
+                verdict=COUNTEREXAMPLE,
+                method="fol",
+                scope=f"{len(answer.scenario.calls)} calls (found by the first-order engine)",
+                assumptions=(),
+                witness=witness,
+                depth=witness.depth,
+                reason="the first-order engine found a counterexample the explorer's "
+                "scenarios and mixes do not have",
+            )
+        why = answer.reason or "no reason given"
+        return evolve(bounded, reason=f"the first-order engine: unknown ({why})")
+
+    def _replayed(self, witness: Witness) -> Witness:
+        if self.impl is None or witness.trace is None:
+            return witness
+        key = (witness.config.behaviour(), witness.invariant, witness.trace.moves)
+        if key not in self.replayed:
+            self.replayed[key] = self.impl(witness)
+        return evolve(witness, impl=self.replayed[key])
+
+
+def _names(sites: Sequence[Site]) -> str:
+    return ", ".join(site.name for site in sites)
+
+
+def _check(run: Run) -> ScenarioCheck:
+    return ScenarioCheck(
+        run.name,
+        PROVED if run.holds else COUNTEREXAMPLE,
+        expected_verdict(run.config, run.invariant),
+        run.depth,
+        "explore",
+        f"states={run.states}",
+        run.seconds,
+    )
+
+
+def replay_in(factory: Callable[[Config], object]) -> ImplReplay:
+    """A replay of counterexamples in the implementation `factory` builds adapters for;
+    the implementation's own log lines (errors it handles) are held back meanwhile."""
+    from proofs.engines.conformance import AdapterFactory
+    from proofs.engines.conformance.lockstep import trace_steps
+    from proofs.engines.conformance.run import replay_trace
+
+    adapters: AdapterFactory = factory  # type: ignore[assignment]
+
+    def replay_one(witness: Witness) -> str:
+        assert witness.trace is not None and witness.violation is not None
+        config = witness.config
+        logging.disable(logging.CRITICAL)
+        try:
+            steps = trace_steps(config, witness.trace.moves)
+            result = replay_trace(
+                config,
+                witness.invariant,
+                steps,
+                witness.violation.item,
+                witness.violation.site,
+                adapters,
+            )
+        except CannotRun as error:
+            return f"no counterpart in the implementation: {error}"
+        finally:
+            logging.disable(logging.NOTSET)
+        return "reproduced" if result.reproduced else f"not reproduced: {result.detail}"
+
+    return replay_one
+
+
+# -- the per-scenario z3 engines --------------------------------------------------------
+
+
+def _from_smt(cell: object, scenarios: int, impl: ImplReplay | None) -> CellVerdict:
+    """A `smt.verify.Cell` as a verdict record; its scope is its scenarios' bounds."""
+    from proofs.engines.smt.verify import Cell
+
+    assert isinstance(cell, Cell)
+    checks = tuple(
+        ScenarioCheck(
+            v.scenario,
+            v.result.verdict,
+            v.expected,
+            v.result.depth,
+            v.result.method,
+            v.result.bound,
+            v.result.seconds,
+            v.result.same_as,
+        )
+        for v in cell.scenarios
+    )
+    found = cell.witness
+    witness = None
+    reason = ""
+    if found is not None:
+        result = found.result
+        witness = Witness(
+            result.config, result.invariant, result.trace, result.violation, result.depth
+        )
+        if cell.verdict == COUNTEREXAMPLE and impl is not None and result.trace is not None:
+            witness = evolve(witness, impl=impl(witness))
+        reason = result.reason
+    verdict = cell.verdict
+    if verdict == PROVED:
+        scope = f"the catalog's scenario{'s' if len(checks) > 1 else ''}: {cell.bound}"
+    elif verdict == COUNTEREXAMPLE and witness is not None:
+        scope = f"scenario {witness.scenario}: {cell.bound}"
+    else:
+        scope = ""
+    return CellVerdict(
+        cell.variant,
+        cell.invariant,
+        cell.environment,
+        verdict,
+        cell.method,
+        scope,
+        (),
+        cell.bound,
+        checks,
+        witness,
+        cell.depth,
+        cell.seconds,
+        reason,
+        complete=len(checks) == scenarios,
+    )

@@ -1,0 +1,215 @@
+"""The default `verify`: what each cell makes of the explorer's and the first-order
+engine's answers, and the worker processes' deadlines.
+
+The first-order answers here are built by hand on purpose: they stand for each thing
+`fol.prove` can say, so that every branch of the combination is shown, including a
+`fails` on a cell the explorer holds (a finding, never hidden) and an `unknown` (never
+printed as a proof for every size). Their counterexample traces are real runs of the
+model, found by the explorer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from model import (
+    ENVIRONMENTS_BY_NAME,
+    SCENARIOS_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Invariant,
+    Verdict,
+)
+from proofs.engines.explore import explore
+from proofs.engines.fol import mixes
+from proofs.engines.jobs import Finished, Jobs
+from proofs.engines.settle import FolAnswer, explore_group
+from proofs.engines.trace import replay
+from proofs.engines.verdicts import (
+    COUNTEREXAMPLE,
+    PROVED,
+    CellVerdict,
+    Witness,
+    _Default,
+    catalog_sites,
+)
+from proofs.errors import InternalError
+
+BASE = ENVIRONMENTS_BY_NAME["base"]
+INV1 = Invariant.NO_UNINTENDED_DELETE
+INV2 = Invariant.AGREEMENT_AT_REST
+#: unlocked holds both invariants on this scenario in the base environment
+HOLDING = SCENARIOS_BY_NAME["stale-replacement"]
+
+
+def _settled(
+    variant: str, answer: FolAnswer | None, timed_out: bool = False, mixes_too: bool = False
+) -> tuple[CellVerdict, CellVerdict]:
+    """Both invariants' cells of `variant` on the holding scenario under `base`, the
+    explorer run in this process, the first-order answer given."""
+    runner = _Default(
+        [VARIANTS_BY_NAME[variant]], [HOLDING], [BASE], (INV1, INV2), timeout=5.0, impl=None
+    )
+    mixes_of = runner._mixes(BASE) if mixes_too else ()
+    group = explore_group(
+        VARIANTS_BY_NAME[variant], BASE, [HOLDING], (INV1, INV2), runner.sites, mixes_of
+    )
+    runner.groups[(variant, "base")] = Finished(("explore",), group, False, 0.1)
+    if answer is not None or timed_out:
+        runner.proofs[(variant, "base", INV1.value)] = Finished(("fol",), answer, timed_out, 5.0)
+    first, second = runner.cells()
+    return first, second
+
+
+def _answer(status: str, **fields: object) -> FolAnswer:
+    return FolAnswer(
+        status,
+        "every number of calls of sites {replacement, user-turn} and every number of items, "
+        "environment base",
+        ("each call pushes once",),
+        str(fields.pop("reason", "")),
+        1.0,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_first_order_proof_gives_the_scope_for_every_size() -> None:
+    first, second = _settled("unlocked", _answer("proved"))
+    assert (first.verdict, first.method, first.bound) == (PROVED, "fol", "every size")
+    assert first.scope.startswith("every number of calls of sites {replacement, user-turn}")
+    assert first.assumptions == ("each call pushes once",)
+    assert first.matched and not first.reason
+    # invariant 2 is not the first-order engine's: the explorer's bounded proof, said so
+    assert (second.verdict, second.method, second.bound) == (PROVED, "explore", "calls<=2 items<=2")
+    assert second.scope == "the catalog's scenario: 2 calls at most"
+    assert "does not prove agreement-at-rest" in second.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "timed_out", "why"),
+    [
+        (_answer("unknown", reason="z3 did not settle a query"), False, "z3 did not settle"),
+        (None, True, "no answer within the time limit (5 s)"),
+    ],
+)
+def test_an_unknown_or_a_time_out_keeps_the_bounded_proof_and_says_why(
+    answer: FolAnswer | None, timed_out: bool, why: str
+) -> None:
+    first, _ = _settled("unlocked", answer, timed_out)
+    assert first.verdict == PROVED and first.method == "explore"
+    assert "every number" not in first.scope and first.bound != "every size"
+    assert first.scope.startswith("the catalog's scenario")
+    assert why in first.reason
+
+
+def test_a_first_order_counterexample_on_a_holding_cell_is_a_finding() -> None:
+    sites = catalog_sites([HOLDING])
+    config = None
+    for mix in mixes(sites, 2, BASE):
+        candidate = Config(VARIANTS_BY_NAME["unlocked"], mix, BASE, extra_sites=sites)
+        if explore(candidate, (INV1,)).finding(INV1).verdict is Verdict.COUNTEREXAMPLE:
+            config = candidate
+            break
+    assert config is not None, "no mix of two calls of these sites fails without a lock"
+    trace = explore(config, (INV1,)).finding(INV1).trace
+    first, _ = _settled("unlocked", _answer("fails", scenario=config.scenario, trace=trace))
+    assert first.verdict == COUNTEREXAMPLE and first.method == "fol"
+    assert not first.matched  # the catalog expects a proof here: exit status 1
+    assert first.witness is not None and first.witness.scenario == config.scenario.name
+    assert "the first-order engine found a counterexample" in first.reason
+
+
+def test_a_first_order_counterexample_the_model_does_not_confirm_is_an_internal_error() -> None:
+    sites = catalog_sites([HOLDING])
+    mix = mixes(sites, 1, BASE)[0]
+    config = Config(VARIANTS_BY_NAME["lock5"], mix, BASE, extra_sites=sites)
+    harmless = replay(config, ())  # a run that breaks nothing, passed off as one that does
+    with pytest.raises(InternalError, match="does not break the invariant"):
+        _settled("lock5", _answer("fails", scenario=mix, trace=harmless))
+
+
+def test_a_failing_cell_names_the_fewest_calls_and_searched_below_them() -> None:
+    runner = _Default(
+        [VARIANTS_BY_NAME["unlocked"]],
+        [SCENARIOS_BY_NAME["two-replacements-during-user-turn"]],
+        [BASE],
+        (INV1,),
+        timeout=5.0,
+        impl=None,
+    )
+    group = explore_group(
+        VARIANTS_BY_NAME["unlocked"],
+        BASE,
+        runner.scenarios,
+        (INV1,),
+        runner.sites,
+        runner._mixes(BASE),
+    )
+    part = group.part(INV1)
+    # the catalog's scenario has three calls; a mix of two already breaks it
+    assert part.witness is not None and len(part.witness.config.scenario.calls) == 2
+    assert part.mix_sizes == (1, 2)
+    assert part.witness.config.scenario.name.startswith("mix:")
+    runner.groups[("unlocked", "base")] = Finished(("explore",), group, False, 0.1)
+    (cell,) = runner.cells()
+    assert cell.verdict == COUNTEREXAMPLE and cell.matched
+    assert cell.scope.startswith("2 calls: ") and cell.scope.endswith("(no fewer calls fail)")
+
+
+def test_a_mix_that_fails_where_the_catalog_holds_is_a_mismatch() -> None:
+    # unlocked keeps invariant 1 on stale-replacement under base, but not on every mix of
+    # two calls of its sites: the widened bounded proof finds that
+    first, _ = _settled("unlocked", None, mixes_too=True)
+    assert first.verdict == COUNTEREXAMPLE and not first.matched
+    assert all(check.matched for check in first.scenarios)
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def _fail() -> None:
+    raise ValueError("a job that breaks")
+
+
+def test_a_job_past_its_deadline_is_ended_and_others_finish() -> None:
+    pool = Jobs(2)
+    pool.submit("slow", _sleep, (30.0,), timeout=0.5)
+    pool.submit("quick", _sleep, (0.0,), timeout=10.0)
+    started = time.monotonic()
+    done = {f.key: f for f in pool.results()}
+    assert time.monotonic() - started < 5
+    assert done["slow"].timed_out and done["slow"].value is None
+    assert not done["quick"].timed_out and done["quick"].value == 0.0
+
+
+def test_a_job_that_raises_is_an_internal_error_naming_it() -> None:
+    pool = Jobs(1)
+    pool.submit("broken", _fail, (), timeout=10.0)
+    with pytest.raises(InternalError, match=r"(?s)broken.*a job that breaks"):
+        list(pool.results())
+
+
+def _says(answer: str) -> Callable[[Witness], str]:
+    return lambda witness: answer
+
+
+def test_a_counterexample_the_implementation_does_not_reproduce_is_a_mismatch() -> None:
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
+    variant = VARIANTS_BY_NAME["unlocked"]
+    verdicts = {}
+    for said in ("reproduced", "not reproduced: the implementation did not break it"):
+        runner = _Default([variant], [scenario], [BASE], (INV1,), 5.0, impl=_says(said))
+        group = explore_group(variant, BASE, [scenario], (INV1,), runner.sites, ())
+        runner.groups[("unlocked", "base")] = Finished(("explore",), group, False, 0.1)
+        (cell,) = runner.cells()
+        assert cell.witness is not None and cell.witness.impl == said
+        verdicts[said] = cell.matched
+    assert verdicts == {
+        "reproduced": True,
+        "not reproduced: the implementation did not break it": False,
+    }
