@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from model import RequestSource
+from model import Invariant, RequestSource
 from proofs.cli import main
 from proofs.engines.site_file import SiteFileError, load_sites, pair_scenarios
 
@@ -77,7 +77,12 @@ def test_one_unlocked_snapshot_site_breaks_the_discipline(
 ) -> None:
     locked = [{"name": n, **SNAPSHOT_SITE, "locked": True} for n in ("a", "b")]
     assert main(["explore", "--sites", write(tmp_path, locked)]) == 0
-    assert "keeps both invariants" in capsys.readouterr().out
+    assert "keeps every invariant" in capsys.readouterr().out
+    # every invariant, under the site file's own variant's shape only
+    assert main(["explore", "--sites", write(tmp_path, locked), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["invariant"] for row in rows} == {invariant.value for invariant in Invariant}
+    assert {row["session"] for row in rows} == {"openai"}
     one_unlocked = [locked[0], {"name": "b", **SNAPSHOT_SITE, "locked": False}]
     assert main(["explore", "--sites", write(tmp_path, one_unlocked)]) == 1
     assert "does not keep the invariants" in capsys.readouterr().out
