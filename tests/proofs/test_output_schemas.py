@@ -39,6 +39,7 @@ from model import (
     Verdict,
 )
 from model.environment import OPTION_NAMES, Environment
+from model.shapes import SHAPES
 from model.sites import LocalUpdate, RequestSource
 from proofs.adapters.livekit.releases import installed_version
 from proofs.cli import main
@@ -338,10 +339,18 @@ WRONG: list[tuple[str, str, str, Callable[[Any], None]]] = [
     ("verify", "a counterexample and a proof, with Mermaid", "a proof with a trace",
      _set((1, "trace"), [])),
     ("explore", "catalog, holding and failing", "verdict", _set((0, "verdict"), "proved")),
+    ("explore", "catalog, holding and failing", "session", _set((0, "session"), "gpt")),
+    ("explore", "catalog, holding and failing", "confirmed", _set((0, "confirmed"), "maybe")),
+    ("explore", "catalog, holding and failing", "an option that does not apply",
+     _set((0, "not_applying"), ["latency does not apply: no clock"])),
+    ("explore", "catalog, holding and failing", "a counterexample by construction",
+     lambda rows: rows[_first(lambda r: r["verdict"] == "counterexample")(rows)].update(
+         by_construction="the session sends no deletes")),
+    ("conform", "holding and failing", "session", _set((0, "sessions"), ["gpt"])),
     ("explore", "catalog, holding and failing", "a holding row with a depth",
      lambda rows: rows[_first(lambda r: r["verdict"] == "holds")(rows)].update(depth=3)),
     ("explore", "a sweep", "broken invariant",
-     _set((0, "failing", 0, "broken", 0, "invariant"), "nothing-twice")),
+     _set((0, "failing", 0, "broken", 0, "invariant"), "no-loss")),
     ("explore", "a sweep", "a move label", _set((0, "failing", 0, "broken", 0, "moves", 0), "go")),
     ("explore", "a sweep", "a failing cell without its smallest mix", _set((0, "smallest"), None)),
     ("conform", "holding and failing", "violation invariant",
@@ -416,7 +425,7 @@ def test_an_interrupted_explore_prints_rows_that_follow_the_schema(
 
     monkeypatch.setattr(command, "explore", interrupted)
     code, rows = run_json(["explore", "--variant", "lock3", "--variant", "unlocked", "--json"])
-    assert code == 130 and len(rows) == 2
+    assert code == 130 and len(rows) == len(Invariant)  # lock3's first configuration
     assert _errors("explore", rows) == []
 
 
@@ -492,6 +501,7 @@ def test_the_enums_are_the_model_s_values() -> None:
     assert _enum(COMMON, *common, "model-verdict") == [v.value for v in Verdict]
     assert _enum(COMMON, *common, "move-kind") == [k.value for k in MoveKind]
     assert _enum(COMMON, *common, "option") == list(OPTION_NAMES)
+    assert _enum(COMMON, *common, "session") == [shape.name for shape in SHAPES]
     assert _enum(COMMON, *common, "task-state", "properties", "pc") == [p.value for p in Pc]
     assert _enum(COMMON, *common, "op", "properties", "kind") == [k.value for k in OpKind]
     assert _enum(COMMON, *common, "event", "properties", "kind") == [k.value for k in EventKind]
@@ -511,6 +521,9 @@ def test_the_environment_and_move_patterns_take_exactly_the_model_s_names() -> N
     every = [Environment.of(names) for names in _subsets(OPTION_NAMES)]
     assert all(environment.is_valid(env.name) for env in every)
     assert not any(environment.is_valid(text) for text in ("", "Base", "timeouts+", "latency"))
+    inert = jsonschema.Draft202012Validator(common["not-applying"])
+    assert inert.is_valid([f"{name} does not apply: why" for name in OPTION_NAMES])
+    assert not any(inert.is_valid([text]) for text in ("latency does not apply: x", "timeouts"))
     label = jsonschema.Draft202012Validator(common["move-label"])
     assert all(label.is_valid(f"{kind.value} T0 out1") for kind in MoveKind)
     assert not any(
