@@ -116,3 +116,22 @@ def test_mermaid_raises_for_a_kind_without_a_handler(
     monkeypatch.delitem(formats.MERMAID_STEPS, kind)
     with pytest.raises(InternalError, match=f"MERMAID_STEPS has no handler .*'{kind.value}'"):
         formats.mermaid(STEPS[kind][0], _trace(*STEPS[kind]))
+
+
+def test_a_connect_draws_an_arrow_per_op_it_re_sends() -> None:
+    """A reconnect's re-sent ops are sends like any other: each gets its arrow."""
+    config = Config(VARIANTS_BY_NAME["lock5"], SCENARIOS[0], ENVIRONMENTS_BY_NAME["reconnects"])
+    seen, todo = {initial_state(config)}, [initial_state(config)]
+    while todo:
+        state = todo.pop()
+        for move, after in successors(state, config):
+            resent = len(after.to_server) - len(state.to_server)
+            if move.kind is MoveKind.CONNECT and resent > 0:
+                diagram = formats.mermaid(config, _trace(config, state, move, after))
+                assert diagram.count("S->>V: ") == resent
+                assert "re-sends" in diagram
+                return
+            if after not in seen:
+                seen.add(after)
+                todo.append(after)
+    raise AssertionError("no connect re-sends an op here: pick another scenario")

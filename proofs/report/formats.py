@@ -110,6 +110,18 @@ def _mermaid_learn(
     ]
 
 
+def _mermaid_network(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    """The connection drops or comes back: a note across session and server, which
+    both lifelines share, then an arrow per op it (re-)sends."""
+    text = _text(describe(config, before, move, after))
+    lines = [f"Note over {_SESSION},{_SERVER}: {number}. {text}"]
+    for op in after.to_server[: len(after.to_server) - len(before.to_server)]:
+        lines.append(f"{_SESSION}->>{_SERVER}: {_text(describe_op(config, before, op))}")
+    return lines
+
+
 def _mermaid_task(head: Callable[[str, int, str], list[str]]) -> MermaidStep:
     """A push task's step: `head(lifeline, number, text)`, then an arrow per op it sends."""
 
@@ -152,6 +164,8 @@ MERMAID_STEPS: Mapping[MoveKind, MermaidStep] = {
     MoveKind.MODEL_CREATES: _mermaid_model_creates,
     MoveKind.LEARN: _mermaid_learn,
     MoveKind.TIMEOUT: _mermaid_task(_timed_out),
+    MoveKind.DISCONNECT: _mermaid_network,
+    MoveKind.CONNECT: _mermaid_network,
 }
 
 

@@ -46,6 +46,8 @@ CONFIGS = [
         ("lock3", THREE_CALLS, "base"),
         ("unlocked", POOL_OF_TWO, "server-items"),
         ("unlocked", SCENARIOS_BY_NAME["two-replacements-during-user-turn"], "stale-copies"),
+        # the openai shape rebuilds on reconnect: the connection drops and comes back
+        ("lock5", SCENARIOS_BY_NAME["overlapping-push"], "reconnects"),
     )
 ]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from model import VARIANTS_BY_NAME, Invariant
 from proofs.cli import audit as audit_cli
 from proofs.cli import explore as explore_cli
 from proofs.cli import main
@@ -22,6 +23,10 @@ from proofs.cli import verify as verify_cli
 from proofs.errors import EncodingMismatch, UsageError
 
 main_module = importlib.import_module("proofs.cli.main")
+
+#: The cells of one (variant, scenario, environment) for lock3: every invariant under
+#: every session shape lock3 goes with (explore's default when --session is not given).
+LOCK3_CELLS = len(Invariant) * len(VARIANTS_BY_NAME["lock3"].shapes)
 ROOT = Path(__file__).resolve().parents[2]
 #: one cheap (variant, scenario) with one counterexample under `base`
 ONE = ["--variant", "unlocked", "--scenario", "overlapping-push", "--environment", "base",
@@ -178,7 +183,8 @@ def test_explore_honours_each_repeated_environment(capsys: pytest.CaptureFixture
     assert code == 0
     rows = json.loads(out)
     assert sorted({row["environment"] for row in rows}) == ["base", "timeouts"]
-    assert len(rows) == 4  # two invariants in each, the repeated base once
+    assert len(rows) == 2 * LOCK3_CELLS  # the repeated base once
+    assert {row["session"] for row in rows} == set(VARIANTS_BY_NAME["lock3"].shapes)
 
 
 def test_verify_checks_a_repeated_name_once(capsys: pytest.CaptureFixture[str]) -> None:
@@ -241,4 +247,4 @@ def test_conform_and_explore_check_a_repeated_name_once(capsys: pytest.CaptureFi
     assert code == 0 and len(json.loads(out)) == 1
     spellings = ["--environment", "timeouts+rejections", "--environment", "rejections+timeouts"]
     code, out, _ = _run(capsys, "explore", *argv, *spellings, "--json")
-    assert code == 0 and len(json.loads(out)) == 2  # one environment, two invariants
+    assert code == 0 and len(json.loads(out)) == LOCK3_CELLS  # one environment

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from importlib import resources
@@ -39,6 +40,7 @@ from model import (
     Verdict,
 )
 from model.environment import OPTION_NAMES, Environment
+from model.shapes import SHAPES
 from model.sites import LocalUpdate, RequestSource
 from proofs.adapters.livekit.releases import installed_version
 from proofs.cli import main
@@ -52,10 +54,12 @@ COMMON = "output-common"
 COMMANDS = ("verify", "explore", "conform", "audit", "demo", "livekit")
 SCHEMA_NAMES = (*(f"{command}-output" for command in COMMANDS), COMMON, "site-file", "session-file")
 
-#: Fields a producer writes only sometimes: with `--mermaid`; on a livekit replay.
-OPTIONAL = frozenset({"mermaid", "source"})
+#: Fields a producer writes only sometimes: with `--mermaid`; on a livekit replay;
+#: livekit's Hypothesis rows (with --hypothesis N) and a scenario the provider
+#: cannot drive.
+OPTIONAL = frozenset({"mermaid", "source", "hypothesis", "unsupported"})
 #: Objects whose keys are data (invariant or site names), not fields.
-MAPS = frozenset({"violations", "unintended_by_site"})
+MAPS = frozenset({"violations", "unintended_by_site", "model_items", "real_items"})
 
 
 def _schema(name: str) -> dict[str, Any]:
@@ -145,11 +149,38 @@ RUNS: dict[str, dict[str, tuple[str, int]]] = {
             "--release 1.8.9 --scenario spoken-during-tool-push --no-sweep --with rejections",
             0,
         ),
+        "the real plugin, with Hypothesis": (
+            "--release 1.8.9 --scenario overlapping-push --no-sweep --provider plugin "
+            "--pairs no --hypothesis 1",
+            0,
+        ),
     },
 }
 
 #: The label of conform's report with mismatches, made through the report function.
 MISMATCHES = "mismatches of a mutant and of Hypothesis"
+#: The label of `livekit --provider plugin --replay`'s output, made in this process by
+#: the release runner that the command starts in a subprocess (and prints as is).
+REPLAY = "one replay over the real plugin"
+
+
+def livekit_replay() -> Any:
+    """`ackguard livekit --provider plugin --release 1.8.9 --scenario overlapping-push
+    --replay STEPS --json`, through the runner that prints it."""
+    from proofs.cli import livekit_release
+
+    out = io.StringIO()
+    argv = [
+        "--scenario",
+        "overlapping-push",
+        "--provider",
+        "plugin",
+        "--replay",
+        "call T0; call T1",
+    ]
+    with redirect_stdout(out):
+        assert livekit_release.main(argv) == 0
+    return json.loads(out.getvalue())
 
 
 @pytest.fixture(scope="module")
@@ -201,10 +232,13 @@ def outputs(command: str, inputs: dict[str, str]) -> dict[str, Any]:
         _livekit_or_skip()
     documents = {}
     for label, (text, status) in RUNS[command].items():
-        code, documents[label] = run_json([command, *text.format(**inputs).split(), "--json"])
+        argv = shlex.split(text.format(**inputs))
+        code, documents[label] = run_json([command, *argv, "--json"])
         assert code == status, (label, code)
     if command == "conform":
         documents[MISMATCHES] = conform_mismatches()
+    if command == "livekit":
+        documents[REPLAY] = livekit_replay()
     return documents
 
 
@@ -239,9 +273,19 @@ def _shows_demo(documents: dict[str, Any]) -> None:
 
 
 def _shows_livekit(documents: dict[str, Any]) -> None:
-    held, failed = (document["releases"][0]["scenarios"][0] for document in documents.values())
+    held, failed, plugin = (
+        documents[label]["releases"][0]
+        for label in (
+            "a holding scenario, swept",
+            "a failing scenario, replays only, with an option",
+            "the real plugin, with Hypothesis",
+        )
+    )
+    held, failed = held["scenarios"][0], failed["scenarios"][0]
     assert any(outcome["divergence"] for outcome in held["sweep"]) and held["replays"]
     assert failed["real_broken"] and any(replay["violations"] for replay in failed["replays"])
+    assert plugin["provider"] == "plugin" and plugin["hypothesis"][0]["agrees"]
+    assert documents[REPLAY]["stimuli"][:2] == ["call T0", "call T1"]
 
 
 #: Per command, what its outputs must show for the test to cover each variant of
@@ -338,10 +382,18 @@ WRONG: list[tuple[str, str, str, Callable[[Any], None]]] = [
     ("verify", "a counterexample and a proof, with Mermaid", "a proof with a trace",
      _set((1, "trace"), [])),
     ("explore", "catalog, holding and failing", "verdict", _set((0, "verdict"), "proved")),
+    ("explore", "catalog, holding and failing", "session", _set((0, "session"), "gpt")),
+    ("explore", "catalog, holding and failing", "confirmed", _set((0, "confirmed"), "maybe")),
+    ("explore", "catalog, holding and failing", "an option that does not apply",
+     _set((0, "not_applying"), ["latency does not apply: no clock"])),
+    ("explore", "catalog, holding and failing", "a counterexample by construction",
+     lambda rows: rows[_first(lambda r: r["verdict"] == "counterexample")(rows)].update(
+         by_construction="the session sends no deletes")),
+    ("conform", "holding and failing", "session", _set((0, "sessions"), ["gpt"])),
     ("explore", "catalog, holding and failing", "a holding row with a depth",
      lambda rows: rows[_first(lambda r: r["verdict"] == "holds")(rows)].update(depth=3)),
     ("explore", "a sweep", "broken invariant",
-     _set((0, "failing", 0, "broken", 0, "invariant"), "nothing-twice")),
+     _set((0, "failing", 0, "broken", 0, "invariant"), "no-loss")),
     ("explore", "a sweep", "a move label", _set((0, "failing", 0, "broken", 0, "moves", 0), "go")),
     ("explore", "a sweep", "a failing cell without its smallest mix", _set((0, "smallest"), None)),
     ("conform", "holding and failing", "violation invariant",
@@ -362,6 +414,16 @@ WRONG: list[tuple[str, str, str, Callable[[Any], None]]] = [
      _set(("releases", 0, "scenarios", 0, "sweep", 0, "source"), "lock5 agreement-at-rest")),
     ("livekit", "a failing scenario, replays only, with an option", "option",
      _set(("releases", 0, "options", 0), "latency")),
+    ("livekit", "the real plugin, with Hypothesis", "provider",
+     _set(("releases", 0, "provider"), "cloud")),
+    ("livekit", "the real plugin, with Hypothesis", "an agreeing row with a replay",
+     _set(("releases", 0, "hypothesis", 0, "replay"), "call_T0")),
+    ("livekit", "the real plugin, with Hypothesis", "expectation",
+     _set(("releases", 0, "scenarios", 0, "expectation"), "catalog")),
+    ("livekit", "the real plugin, with Hypothesis", "a model item's invariant",
+     _set(("releases", 0, "scenarios", 0, "model_items"), {"lost": "out1"})),
+    ("livekit", REPLAY, "a replay's invariant",
+     _set(("broken",), ["lost"])),
     ("livekit", "a failing scenario, replays only, with an option", "a violation's invariant",
      lambda report: report["releases"][0]["scenarios"][0]["real_broken"].append("x")),
 ]  # fmt: skip
@@ -416,7 +478,7 @@ def test_an_interrupted_explore_prints_rows_that_follow_the_schema(
 
     monkeypatch.setattr(command, "explore", interrupted)
     code, rows = run_json(["explore", "--variant", "lock3", "--variant", "unlocked", "--json"])
-    assert code == 130 and len(rows) == 2
+    assert code == 130 and len(rows) == len(Invariant)  # lock3's first configuration
     assert _errors("explore", rows) == []
 
 
@@ -492,6 +554,7 @@ def test_the_enums_are_the_model_s_values() -> None:
     assert _enum(COMMON, *common, "model-verdict") == [v.value for v in Verdict]
     assert _enum(COMMON, *common, "move-kind") == [k.value for k in MoveKind]
     assert _enum(COMMON, *common, "option") == list(OPTION_NAMES)
+    assert _enum(COMMON, *common, "session") == [shape.name for shape in SHAPES]
     assert _enum(COMMON, *common, "task-state", "properties", "pc") == [p.value for p in Pc]
     assert _enum(COMMON, *common, "op", "properties", "kind") == [k.value for k in OpKind]
     assert _enum(COMMON, *common, "event", "properties", "kind") == [k.value for k in EventKind]
@@ -511,6 +574,9 @@ def test_the_environment_and_move_patterns_take_exactly_the_model_s_names() -> N
     every = [Environment.of(names) for names in _subsets(OPTION_NAMES)]
     assert all(environment.is_valid(env.name) for env in every)
     assert not any(environment.is_valid(text) for text in ("", "Base", "timeouts+", "latency"))
+    inert = jsonschema.Draft202012Validator(common["not-applying"])
+    assert inert.is_valid([f"{name} does not apply: why" for name in OPTION_NAMES])
+    assert not any(inert.is_valid([text]) for text in ("latency does not apply: x", "timeouts"))
     label = jsonschema.Draft202012Validator(common["move-label"])
     assert all(label.is_valid(f"{kind.value} T0 out1") for kind in MoveKind)
     assert not any(

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from model import RequestSource
+from model import Invariant, RequestSource
 from proofs.cli import main
 from proofs.engines.site_file import SiteFileError, load_sites, pair_scenarios
 
@@ -77,7 +77,12 @@ def test_one_unlocked_snapshot_site_breaks_the_discipline(
 ) -> None:
     locked = [{"name": n, **SNAPSHOT_SITE, "locked": True} for n in ("a", "b")]
     assert main(["explore", "--sites", write(tmp_path, locked)]) == 0
-    assert "keeps both invariants" in capsys.readouterr().out
+    assert "keeps every invariant" in capsys.readouterr().out
+    # every invariant, under the site file's own variant's shape only
+    assert main(["explore", "--sites", write(tmp_path, locked), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["invariant"] for row in rows} == {invariant.value for invariant in Invariant}
+    assert {row["session"] for row in rows} == {"openai"}
     one_unlocked = [locked[0], {"name": "b", **SNAPSHOT_SITE, "locked": False}]
     assert main(["explore", "--sites", write(tmp_path, one_unlocked)]) == 1
     assert "does not keep the invariants" in capsys.readouterr().out
@@ -118,3 +123,19 @@ def test_sites_with_a_catalog_filter_is_a_usage_error(
     assert main(["explore", "--sites", path, "--variant", "lock5"]) == 2
     assert main(["explore", "--sites", str(tmp_path / "missing.json")]) == 2
     assert "missing.json: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sweep", [[], ["--sweep", "1", "--workers", "1"]], ids=["table", "sweep"])
+def test_explore_notes_each_place_of_unknown_kind_it_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sweep: list[str]
+) -> None:
+    """A run that holds must not hide a push it never looked at."""
+    unknown = {"name": "c", "request": "unknown", "local_update": "before", "note": "look at it"}
+    records = [{"name": "a", **SNAPSHOT_SITE, "locked": True}, unknown]
+    argv = ["explore", *sweep, "--environment", "base", "--sites"]
+    path = write(tmp_path, records)
+    assert main([*argv, path]) == 0
+    note = f"ackguard explore: note: {path}: skipped c (unknown request kind): look at it"
+    assert note in capsys.readouterr().err.splitlines()
+    assert main([*argv, write(tmp_path, records[:1])]) == 0
+    assert "skipped" not in capsys.readouterr().err

@@ -7,6 +7,10 @@
   caught.
 - Every `MoveKind` has a builder and a subject in the encoding; each option enables
   exactly the moves `model.MOVES` says; a missing builder or option raises.
+- The entry guard refuses exactly the configs the encoding does not model (other
+  session shapes, a reconnect that can happen), which the walks here leave out
+  (`tests/proofs/z3_scope.py`); without it the encoding would prove a cell the
+  explorer breaks.
 """
 
 from __future__ import annotations
@@ -24,14 +28,18 @@ from model import (
     OPTIONS,
     SCENARIOS,
     SCENARIOS_BY_NAME,
+    VARIANTS,
     VARIANTS_BY_NAME,
     Config,
     Environment,
+    Invariant,
     MoveKind,
 )
+from model.shapes import SHAPES
+from proofs.engines.explore import explore
 from proofs.engines.smt import encoding as encoding_module
 from proofs.engines.smt import schema as schema_module
-from proofs.engines.smt.bmc import _environment
+from proofs.engines.smt.bmc import Unrolling, _environment
 from proofs.engines.smt.encoding import (
     BUILDERS,
     SUBJECT_MOVES,
@@ -44,7 +52,14 @@ from proofs.engines.smt.reachset import Matcher
 from proofs.engines.smt.schema import Axis, Family, Sort, Vars
 from proofs.engines.smt.simulation import disagreements, reachable, view
 from proofs.engines.smt.symbolic import FALSE, TRUE
-from proofs.errors import InternalError
+from proofs.errors import InternalError, UnsupportedConfig
+from tests.proofs.z3_scope import (
+    ALL_MODELLED,
+    UNMODELLED_MOVES,
+    UNMODELLED_OPTIONS,
+    modelled,
+    refused,
+)
 
 ALL = ENVIRONMENTS_BY_NAME["all"]
 #: Between them: a caller copy replacing the local context, the live local context, a
@@ -53,8 +68,9 @@ _RICH = ("replacement-first", "cleanup-during-tool-push", "server-item-during-re
 
 
 def _rich_configs() -> list[Config]:
+    """Every option the encoding models on (three-way keeps its inert reconnect)."""
     return [
-        Config(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME[scenario], ALL)
+        modelled(Config(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME[scenario], ALL))
         for variant in ("lock3", "three-way")
         for scenario in _RICH
     ]
@@ -114,7 +130,7 @@ def _uncovered(encodings: list[Encoding]) -> dict[str, list[str]]:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_initial_sets_every_declared_variable(scenario: Any) -> None:
     for variant in ("lock5", "three-way"):
-        enc = Encoding(Config(VARIANTS_BY_NAME[variant], scenario, ALL))
+        enc = Encoding(modelled(Config(VARIANTS_BY_NAME[variant], scenario, ALL)))
         values = enc.initial().vals
         assert set(values) == set(enc.schema.sorts)
         names = [name for family in enc.schema.families for name in enc.schema.names(family)]
@@ -193,7 +209,8 @@ def test_every_move_kind_has_a_builder_and_a_subject_that_fits_the_move_table() 
     made: set[MoveKind] = set()
     for config in _rich_configs():
         made |= {inst.move.kind for inst in Encoding(config).instances}
-    assert made == set(MoveKind)
+    # the connection's moves only under a reconnect, which the guard refuses
+    assert UNMODELLED_MOVES and made == set(MoveKind) - UNMODELLED_MOVES
 
 
 def test_a_missing_builder_raises(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,14 +241,17 @@ def _option_problems() -> list[str]:
         kinds = {kind for kind, move in MOVES.items() if move.option == spec.name}
         enabled: set[MoveKind] = set()
         for config, without in zip(configs, off, strict=True):
-            alone = Environment.of([spec.name])
-            on = _kinds(Encoding(Config(config.variant, config.scenario, alone), True))
+            alone = Config(config.variant, config.scenario, Environment.of([spec.name]))
+            if refused(alone):
+                continue  # `test_the_guard_refuses_exactly_what_the_encoding_leaves_out`
+            on = _kinds(Encoding(alone, True))
             if kinds & without:
                 problems.append(f"{config.scenario.name}: {kinds & without} without {spec.name}")
             if on - without - kinds:
                 problems.append(f"{config.scenario.name}: {spec.name} enables {on - without}")
             enabled |= on - without
-        if enabled != kinds:
+        # an unmodelled option is inert wherever the guard lets it through
+        if enabled != (set() if spec.name in UNMODELLED_OPTIONS else kinds):
             problems.append(f"{spec.name} enables {enabled}, the table says {kinds}")
     return problems
 
@@ -260,7 +280,7 @@ def test_environments_go_through_the_z3_flags_and_back_without_losing_an_option(
     with pytest.raises(InternalError, match="timeouts"):
         _environment(flags)
     with pytest.raises(KeyError):
-        _environment({**_options(ALL), "reconnects": True})
+        _environment({**_options(ALL), "latency": True})
 
 
 def _all_names() -> Iterator[str]:
@@ -271,7 +291,7 @@ def test_an_encoding_reads_options_by_name_only_from_the_table() -> None:
     enc = Encoding(_rich_configs()[2])
     assert set(dict.keys(enc.env)) == set(_all_names())
     with pytest.raises(KeyError):
-        enc.env["reconnects"]
+        enc.env["latency"]
 
 
 # -- the walk compares what later steps read ----------------------------------------------
@@ -310,3 +330,67 @@ def test_the_walk_catches_a_wrong_counter(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(Encoding, "_answer", answer)
     found = _first_disagreement(_THREE_WAY_REPLACEMENT)
     assert found is not None and "batches_in_flight" in found
+
+
+# -- the entry guard ----------------------------------------------------------------------
+
+
+def test_the_guard_refuses_exactly_what_the_encoding_leaves_out() -> None:
+    """Every (variant, shape) of the catalog under every environment column: refused
+    (one line, naming the explorer) exactly when `z3_scope.refused` says."""
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
+    wrong, refusals = [], 0
+    for variant in VARIANTS:
+        for shape in SHAPES:
+            if shape.name not in variant.shapes:
+                continue
+            for environment in ENVIRONMENTS:
+                config = Config(variant, scenario, environment, shape=shape)
+                try:
+                    Encoding(config)
+                    said = False
+                except UnsupportedConfig as error:
+                    said = "\n" not in str(error) and "use the explorer" in str(error)
+                    refusals += 1
+                if said != refused(config):
+                    wrong.append((variant.name, shape.name, environment.name))
+    assert wrong == [] and refusals > 0
+    # the walks' configs are all let through, reconnect left on where it is inert
+    assert all(not refused(config) for config in _rich_configs())
+    assert ALL_MODELLED != ALL and _rich_configs()[-1].environment == ALL
+
+
+def test_the_guard_refuses_a_reconnect_given_per_query() -> None:
+    """verify passes environments to one encoding: the guard stands there too."""
+    enc = Encoding(_rich_configs()[0])
+    for ask in (enc.env_literals, enc.env_key):
+        with pytest.raises(UnsupportedConfig, match="reconnects"):
+            ask(ALL)
+
+
+def test_without_the_guard_the_encoding_would_prove_a_cell_the_explorer_breaks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """lock5's overlapping push under timeouts and reconnects: the explorer loses an
+    item at depth 5 (a reconnect re-sends a timed-out push's create after the
+    rebuild); an encoding with no connection moves finds nothing that deep."""
+    config = Config(
+        VARIANTS_BY_NAME["lock5"],
+        SCENARIOS_BY_NAME["overlapping-push"],
+        Environment.of(["timeouts", "reconnects"]),
+    )
+    invariant = Invariant.AGREEMENT_AT_REST
+    trace = explore(config, (invariant,)).finding(invariant).trace
+    assert trace is not None and any(move.kind in UNMODELLED_MOVES for move in trace.moves)
+    depth = trace.depth
+    with pytest.raises(UnsupportedConfig, match="reconnects"):
+        Encoding(config, specialize=True)
+    monkeypatch.setattr(encoding_module, "refuse_unmodelled", lambda config: None)
+    unrolling = Unrolling(Encoding(config, specialize=True))
+    for _ in range(depth):
+        unrolling.extend()
+    solver = unrolling.solver
+    assert (
+        solver.check(z3.Or(*(unrolling.enc.bad(s, invariant) for s in unrolling.states)))
+        == z3.unsat
+    )

@@ -40,9 +40,9 @@ from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
 from proofs.adapters.livekit.probe import HolderLock
 from proofs.adapters.livekit.replay import Outcome, _outcome
-from proofs.adapters.livekit.socket_loop import SocketLoop, new_socket_loop
+from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
-from proofs.engines.conformance.follow import Follow, shutdown
+from proofs.engines.conformance.follow import Follow
 from proofs.errors import SetupError, UnsupportedConfig
 
 __all__ = ["PluginAdapter", "PluginFollow", "plugin_adapter", "run_plugin"]
@@ -408,30 +408,7 @@ class PluginFollow(Follow[PluginAdapter]):
     """The engines' `Follow`, on a `SocketLoop` instead of the conformance loop."""
 
     def __init__(self, config: Config, build: type[PluginAdapter] | None = None) -> None:
-        self.config = config
-        self.loop: SocketLoop = new_socket_loop()  # type: ignore[assignment]
-        try:
-            with self.loop.running():
-                self.adapter = (build or PluginAdapter)(config)
-        except BaseException:
-            shutdown(self.loop)  # type: ignore[arg-type]
-            self.loop.close()
-            raise
-        from model import initial_state
-        from proofs.engines.conformance.lockstep import model_side
-
-        self.side = model_side(config)
-        self.state = initial_state(config)
-        self.violations = {}
-        self.violation_steps = {}
-        self.divergence = None
-        self.stimuli = []
-        self._compare(self.side.closure(initial_state(config)), "the start")
-
-    def close(self) -> None:
-        with self.loop.running():
-            self.adapter.close()
-        shutdown(self.loop)  # type: ignore[arg-type]
+        super().__init__(config, build or PluginAdapter, loop=new_socket_loop)
 
 
 def plugin_adapter(config: Config) -> PluginAdapter:

@@ -15,20 +15,26 @@ the code run until every task is blocked, and then:
 about the conversation at rest; `sequences` lists every maximal stimulus
 sequence the model allows, for a sweep. Any adapter can be followed; the
 livekit check is the one that does (`proofs.adapters.livekit.replay`).
+
+The loop is the caller's choice (`SteppedLoop`: anything that can be made the
+running loop and run until blocked): the conformance loop with virtual time by
+default, or a loop with real sockets for code that talks over a websocket
+(`proofs.adapters.livekit.socket_loop`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Sequence
-from typing import Generic, TypeVar
+from contextlib import AbstractContextManager
+from typing import Generic, Protocol, TypeVar
 
 from model import Config, Invariant, Move, MoveKind, State, initial_state
 from proofs.engines.conformance.abstraction import abstract
 from proofs.engines.conformance.adapter import Adapter
 from proofs.engines.conformance.checks import ImplViolation, impl_violations
 from proofs.engines.conformance.lockstep import ModelSide, explain, model_side, stimulate
-from proofs.engines.conformance.virtual_time import VirtualTimeLoop, new_virtual_loop
+from proofs.engines.conformance.virtual_time import new_virtual_loop
 
 A = TypeVar("A", bound=Adapter)
 
@@ -36,12 +42,34 @@ A = TypeVar("A", bound=Adapter)
 DRAIN_LIMIT = 500
 
 
+class SteppedLoop(Protocol):
+    """What `Follow` and `shutdown` use of an event loop: the harness steps it; it
+    never runs by itself, so every interleaving comes from the stimuli."""
+
+    def running(self) -> AbstractContextManager[None]:
+        """Make it the running loop for code called from outside its callbacks."""
+        ...
+
+    def run_until_blocked(self) -> int:
+        """Run until nothing can go on; how much ran."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Follow(Generic[A]):
     """One run of an adapter, stimulus by stimulus, with the model followed along."""
 
-    def __init__(self, config: Config, build: Callable[[Config], A]) -> None:
+    def __init__(
+        self,
+        config: Config,
+        build: Callable[[Config], A],
+        loop: Callable[[], SteppedLoop] = new_virtual_loop,
+    ) -> None:
+        """`build` makes the adapter with `loop()`'s loop running, so it may create
+        tasks on it."""
         self.config = config
-        self.loop: VirtualTimeLoop = new_virtual_loop()
+        self.loop: SteppedLoop = loop()
         try:
             with self.loop.running():
                 self.adapter: A = build(config)
@@ -138,11 +166,13 @@ class Follow(Generic[A]):
         shutdown(self.loop)
 
 
-def shutdown(loop: VirtualTimeLoop) -> None:
+def shutdown(loop: SteppedLoop) -> None:
     """Cancel whatever still runs, let it unwind on the loop, close the loop."""
     loop.run_until_blocked()
     for _ in range(5):
-        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        with loop.running():
+            # the running loop's tasks: `loop` need be no more than a SteppedLoop
+            pending = [task for task in asyncio.all_tasks() if not task.done()]
         if not pending:
             break
         for task in pending:
