@@ -10,11 +10,14 @@ import textwrap
 import time
 from pathlib import Path
 
+from attrs import evolve
+
 from model import Invariant
 from proofs.adapters.registry import adapter_factory
 from proofs.cli import options as choices
 from proofs.engines.verdicts import (
     COUNTEREXAMPLE,
+    DEFAULT_FOL_SECONDS,
     DEFAULT_JOBS,
     DEFAULT_TIMEOUT,
     METHOD_DEFAULT,
@@ -49,6 +52,9 @@ does not (a proof where a bug was expected, a new counterexample, or unknown),
 solving), 3 on an error in ackguard itself, 130 on Ctrl-C (after printing the
 cells done so far, marked incomplete)."""
 
+#: The session shapes the per-scenario z3 encoding models (`smt.encoding`).
+_Z3_SHAPES = ("openai", "three-way")
+
 INVARIANTS = {invariant.value: invariant for invariant in Invariant}
 
 
@@ -68,6 +74,12 @@ def _seconds(text: str) -> float:
             f"got {text!r}"
         )
     return value
+
+
+def _fol_seconds(text: str) -> float:
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return _seconds(text)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -134,6 +146,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "per-scenario z3 bounded model checking, proofs by k-induction; invariant: the same "
         "with the explorer's reachable states as a candidate inductive invariant",
     )
+    choices.add_session_argument(parser)
+    parser.add_argument(
+        "--fol-seconds",
+        type=_fol_seconds,
+        default=DEFAULT_FOL_SECONDS,
+        metavar="SECONDS",
+        help=f"wall seconds each first-order proof may take (default {DEFAULT_FOL_SECONDS:g}); "
+        "past it a cell keeps the explorer's bounded proof and says so; 0 asks that engine "
+        "nothing",
+    )
     parser.add_argument(
         "--jobs",
         type=choices.positive_int,
@@ -146,9 +168,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_command(args: argparse.Namespace) -> int:
     # a name given twice is checked once (`choices.pick`)
-    variants = choices.variants(args.variant)
+    # a variant record carries the session shape it is checked under: one per
+    # meaningful (variant, shape) pair of those chosen
+    # (--method bmc / invariant: the z3 encoding models the openai and three-way shapes
+    # and no reconnect, so those are its defaults; asked for more, it says so, one line)
+    per_scenario = args.method != METHOD_DEFAULT
+    shapes = choices.sessions(args.session or (list(_Z3_SHAPES) if per_scenario else None))
+    variants = [
+        evolve(variant, shape=shape.name)
+        for variant, shape in choices.pairs(choices.variants(args.variant), shapes)
+    ]
     scenarios = choices.scenarios(args.scenario)
     environments = choices.environments(args.environment)
+    if per_scenario and not args.environment:
+        # its columns without the reconnect it does not model: `all` less reconnects
+        environments = list(dict.fromkeys(evolve(env, reconnects=False) for env in environments))
     invariants = choices.pick("invariant", args.invariant, INVARIANTS)
     # checked before any solving: a path that cannot be written is found now, not
     # after minutes of work whose results would then be lost
@@ -166,6 +200,7 @@ def run_command(args: argparse.Namespace) -> int:
             args.method,
             progress=_progress if sys.stderr.isatty() else None,
             impl=replay_in(adapter_factory("impl")),
+            fol_seconds=args.fol_seconds,
         )
     except Interrupted as stop:
         # Ctrl-C: the cells settled are shown; the rest are named, and the run is said

@@ -203,12 +203,18 @@ class FolAnswer:
     trace: Trace | None = None
 
 
-def fol_proof(variant: Variant, sites: tuple[Site, ...], environment: Environment) -> FolAnswer:
-    """`fol.prove` on the cell of these sites: proved, unknown or fails, and why."""
+def fol_proof(
+    variant: Variant,
+    sites: tuple[Site, ...],
+    environment: Environment,
+    seconds: float | None = None,
+) -> FolAnswer:
+    """`fol.prove` on the cell of these sites (under the variant's session shape), within
+    `seconds` of wall time: proved, unknown or fails, and why."""
     from proofs.engines import fol
 
     started = time.perf_counter()
-    outcome = fol.prove(fol.Cell(variant, sites, environment))
+    outcome = fol.prove(fol.Cell(variant, sites, environment), seconds_limit=seconds)
     scenario = None
     trace = None
     if outcome.counterexample is not None:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable, Sequence
 from attrs import evolve, frozen
 
 from model import (
+    SHAPES_BY_NAME,
     SITES_BY_NAME,
     Config,
     Environment,
@@ -35,6 +36,7 @@ from model import (
     Variant,
     Verdict,
     Violation,
+    by_construction,
     check,
 )
 from proofs.engines.jobs import Finished, Jobs
@@ -66,6 +68,16 @@ FOL_INVARIANTS: frozenset[Invariant] = frozenset({Invariant.NO_UNINTENDED_DELETE
 
 #: The time limit of each job (an explorer group, one first-order proof), in seconds.
 DEFAULT_TIMEOUT = 600.0
+#: Wall seconds each first-order proof may take (`fol.prove(seconds_limit=)`; its
+#: worker is stopped a little after): past it, the cell keeps the explorer's bounded
+#: proof and says why. 0 asks the first-order engine nothing, which is the default
+#: while it proves none of the catalog's cells (every site of a variant) within a
+#: minute: with 10 s a proof, `verify` took 73 s instead of 25 s and proved no cell
+#: for every size (docs/proofs.md, "Methods").
+DEFAULT_FOL_SECONDS = 0.0
+#: What a worker is given beyond the proof's own limit before it is stopped.
+_FOL_GRACE = 5.0
+
 #: Worker processes: one per core this process may run on.
 DEFAULT_JOBS = (
     len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -160,6 +172,19 @@ class CellVerdict:
     def scenario(self) -> str | None:
         return None if self.witness is None else self.witness.scenario
 
+    @property
+    def session(self) -> str:
+        """The session shape the cell is checked under."""
+        return self.variant.shape
+
+    @property
+    def by_construction(self) -> str | None:
+        """Why the invariant cannot break under this session shape, on a cell that holds:
+        the verdict says so rather than only "proved"."""
+        if self.verdict != PROVED:
+            return None
+        return by_construction(self.invariant, SHAPES_BY_NAME[self.variant.shape])
+
 
 def expected_verdict(config: Config, invariant: Invariant) -> str:
     verdict = config.variant.expected(config.scenario.name, config.environment, invariant)
@@ -184,15 +209,17 @@ def run(
     progress: Progress | None = None,
     impl: ImplReplay | None = None,
     share: bool = True,
+    fol_seconds: float = DEFAULT_FOL_SECONDS,
 ) -> list[CellVerdict]:
-    """Every cell's verdict, in (variant, invariant, environment) order.
+    """Every cell's verdict, in (variant, invariant, environment) order; a variant
+    record carries the session shape it is checked under (`Variant.shape`).
 
     Ctrl-C stops every worker at once and raises `Interrupted` with every cell, those
     not settled marked `complete=False`."""
     if method == METHOD_DEFAULT:
-        return _Default(variants, scenarios, environments, invariants, timeout, impl).run(
-            jobs, progress
-        )
+        return _Default(
+            variants, scenarios, environments, invariants, timeout, impl, fol_seconds
+        ).run(jobs, progress)
     from proofs.engines.smt import verify as smt
 
     def counted(done: int, total: int) -> None:
@@ -234,18 +261,32 @@ class _Default:
         invariants: Sequence[Invariant],
         timeout: float,
         impl: ImplReplay | None,
+        fol_seconds: float = DEFAULT_FOL_SECONDS,
     ) -> None:
         self.variants = tuple(variants)
         self.scenarios = tuple(scenarios)
         self.environments = tuple(environments)
         self.invariants = tuple(invariants)
         self.timeout = timeout
+        self.fol_seconds = fol_seconds
         self.impl = impl
         self.sites = catalog_sites(scenarios)
         self.groups: dict[tuple[str, str], Finished] = {}
         #: By (variant, environment) and, for proofs, the invariant's name too.
         self.proofs: dict[tuple[str, str, str], Finished] = {}
         self.replayed: dict[Hashable, str] = {}
+
+    def _compact(self, variant: Variant, environment: Environment) -> bool:
+        """Whether the compact explorer covers this configuration. The mixes of calls are
+        explored only where it does: on the readable states (other session shapes, a
+        reconnect) mixes of three calls take minutes, so those cells keep the catalog's
+        scenarios as their scope and say so."""
+        from proofs.engines.compact import unsupported
+
+        return all(
+            unsupported(Config(variant, scenario, environment)) is None
+            for scenario in self.scenarios
+        )
 
     def _mixes(self, environment: Environment) -> tuple[tuple[Scenario, ...], ...]:
         """Mixes of 1, 2, ... calls: enough for every holding cell (`MIX_CALLS`) and for
@@ -266,9 +307,9 @@ class _Default:
                     self.scenarios,
                     self.invariants,
                     self.sites,
-                    self._mixes(environment),
+                    self._mixes(environment) if self._compact(variant, environment) else (),
                 )
-                key = ("explore", variant.name, environment.name, "")
+                key = ("explore", _key(variant), environment.name, "")
                 pool.submit(key, explore_group, args, self.timeout)
         try:
             for finished in pool.results():
@@ -290,10 +331,10 @@ class _Default:
             return
         group: GroupResult = finished.value
         for part in group.parts:
-            if part.witness is None and part.invariant in FOL_INVARIANTS:
-                key = ("fol", group.variant.name, group.environment.name, part.invariant.value)
-                args = (group.variant, self.sites, group.environment)
-                pool.submit(key, fol_proof, args, self.timeout)
+            if part.witness is None and part.invariant in FOL_INVARIANTS and self.fol_seconds:
+                key = ("fol", _key(group.variant), group.environment.name, part.invariant.value)
+                args = (group.variant, self.sites, group.environment, self.fol_seconds)
+                pool.submit(key, fol_proof, args, min(self.timeout, self.fol_seconds + _FOL_GRACE))
 
     def cells(self) -> list[CellVerdict]:
         return [
@@ -304,7 +345,7 @@ class _Default:
         ]
 
     def cell(self, variant: Variant, invariant: Invariant, environment: Environment) -> CellVerdict:
-        key = (variant.name, environment.name)
+        key = (_key(variant), environment.name)
         finished = self.groups.get(key)
         blank = CellVerdict(
             variant, invariant, environment, UNKNOWN, "explore", "", (), "", (), complete=False
@@ -329,6 +370,11 @@ class _Default:
             return evolve(
                 bounded, reason=f"the first-order engine does not prove {invariant.value}"
             )
+        if not self.fol_seconds:
+            return evolve(
+                bounded,
+                reason="the first-order engine was not asked (--fol-seconds 0, the default)",
+            )
         proof = self.proofs.get((*key, invariant.value))
         if proof is None:
             return evolve(bounded, complete=False, reason="interrupted during the proof")
@@ -338,7 +384,7 @@ class _Default:
                 bounded,
                 seconds=seconds,
                 reason=f"the first-order engine gave no answer within the time limit "
-                f"({self.timeout:g} s)",
+                f"({min(self.timeout, self.fol_seconds):g} s)",
             )
         answer: FolAnswer = proof.value
         return self._with_fol(evolve(bounded, seconds=seconds), answer)
@@ -431,6 +477,12 @@ class _Default:
         if key not in self.replayed:
             self.replayed[key] = self.impl(witness)
         return evolve(witness, impl=self.replayed[key])
+
+
+def _key(variant: Variant) -> str:
+    """A configuration's key among the jobs: the variant and its session shape (a
+    variant record carries the shape it is checked under, `Variant.shape`)."""
+    return f"{variant.name}@{variant.shape}"
 
 
 def _names(sites: Sequence[Site]) -> str:

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from model import ENVIRONMENTS, SCENARIOS, VARIANTS, Invariant
+from attrs import evolve
+
+from model import CONFIGURATIONS, ENVIRONMENTS, SCENARIOS, VARIANTS, Invariant
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "variants.md"
 
@@ -26,10 +28,54 @@ def verdict_cells() -> list[dict[str, Any]]:
     from proofs.engines.verdicts import replay_in, run
     from proofs.report.verify import cell_json
 
+    # every meaningful (variant, session shape) pair, as `ackguard verify` checks them
+    shaped = [evolve(variant, shape=shape.name) for variant, shape in CONFIGURATIONS]
     cells = run(
-        VARIANTS, SCENARIOS, ENVIRONMENTS, tuple(Invariant), impl=replay_in(adapter_factory("impl"))
+        shaped, SCENARIOS, ENVIRONMENTS, tuple(Invariant), impl=replay_in(adapter_factory("impl"))
     )
     return [cell_json(cell, with_mermaid=True) for cell in cells]
+
+
+def _own_shape(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells of each variant under its own session shape (the tables above the
+    per-shape one, and the variant sections)."""
+    own = {variant.name: variant.shape for variant in VARIANTS}
+    return [c for c in cells if c["session"] == own[c["variant"]]]
+
+
+def _shape_table(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """The locking variants under the other real session shapes (`model/shapes.py`):
+    one row per (variant, shape, invariant)."""
+    envs = [env.name for env in ENVIRONMENTS]
+    own = {variant.name: variant.shape for variant in VARIANTS}
+    others = [c for c in cells if c["session"] != own[c["variant"]]]
+    if not others:
+        return []
+    lines = [
+        'Under the other provider session shapes (`docs/model.md`, "Session shapes"),',
+        'the same variants read as below; "by construction" marks an invariant the shape',
+        "cannot break whatever runs (a session that sends no deletes cannot delete an",
+        "acknowledged item).",
+        "",
+        "| variant | session | invariant | " + " | ".join(envs) + " |",
+        "| --- | --- | --- |" + " --- |" * len(envs),
+    ]
+    by_key = {(c["variant"], c["session"], c["invariant"], c["environment"]): c for c in others}
+    for variant, shape in CONFIGURATIONS:
+        if shape.name == own[variant.name]:
+            continue
+        for invariant in Invariant:
+            row = []
+            for env in envs:
+                cell = by_key.get((variant.name, shape.name, invariant.value, env))
+                text = "-" if cell is None else _verdict(cell)
+                if cell is not None and cell.get("by_construction"):
+                    text += " (by construction)"
+                row.append(text)
+            lines.append(
+                f"| `{variant.name}` | {shape.name} | {invariant.value} | " + " | ".join(row) + " |"
+            )
+    return [*lines, ""]
 
 
 def _verdict(cell: dict[str, Any]) -> str:
@@ -44,8 +90,9 @@ def _verdict(cell: dict[str, Any]) -> str:
     return text
 
 
-def render_variants(cells: Sequence[dict[str, Any]]) -> str:
+def render_variants(every: Sequence[dict[str, Any]]) -> str:
     envs = [env.name for env in ENVIRONMENTS]
+    cells = _own_shape(every)
     lines = [
         "# Variants: every verdict, every counterexample",
         "",
@@ -77,6 +124,7 @@ def render_variants(cells: Sequence[dict[str, Any]]) -> str:
             ]
             lines.append(f"| `{variant.name}` | {invariant.value} | " + " | ".join(row) + " |")
     lines.append("")
+    lines += _shape_table(every)
     lines += _scenario_table(cells)
     lines += _scopes(cells)
     for variant in VARIANTS:

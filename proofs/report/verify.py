@@ -39,6 +39,8 @@ def shared_lines(cells: Sequence[CellVerdict]) -> list[str]:
 def verdict_text(cell: CellVerdict) -> str:
     if cell.verdict == COUNTEREXAMPLE:
         return f"counterexample at depth {cell.depth}"
+    if cell.by_construction:
+        return f"{cell.verdict} (by construction)"
     return cell.verdict
 
 
@@ -46,6 +48,7 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
     out: list[str] = []
     header = (
         "variant",
+        "session",
         "invariant",
         "environment",
         "verdict",
@@ -61,6 +64,7 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
         rows.append(
             (
                 cell.variant.name,
+                cell.session,
                 cell.invariant.value,
                 cell.environment.name,
                 verdict_text(cell),
@@ -77,7 +81,10 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
             "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
         )
     for cell in cells:
-        name = f"{cell.variant.name} / {cell.invariant.value} / {cell.environment.name}"
+        name = (
+            f"{cell.variant.name} / {cell.session} / {cell.invariant.value} / "
+            f"{cell.environment.name}"
+        )
         for check in cell.scenarios:
             if not check.matched:
                 out.append(
@@ -103,6 +110,7 @@ def cell_json(cell: CellVerdict, with_mermaid: bool = False) -> dict[str, Any]:
     witness = cell.witness
     data: dict[str, Any] = {
         "variant": cell.variant.name,
+        "session": cell.session,
         "invariant": cell.invariant.value,
         "environment": cell.environment.name,
         "scenario": cell.scenario,
@@ -119,6 +127,7 @@ def cell_json(cell: CellVerdict, with_mermaid: bool = False) -> dict[str, Any]:
         if witness is None or witness.violation is None
         else witness.violation.describe(),
         "reason": cell.reason or None,
+        "by_construction": cell.by_construction,
         "calls": None
         if witness is None or witness.trace is None
         else [call.site for call in witness.config.scenario.calls],

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from model import Invariant
+
 STOPS_WITHIN = 2.0
 
 
@@ -89,24 +91,29 @@ def test_verify_stops_its_workers_and_prints_the_cells_done_marked_incomplete() 
     assert code == 130
     rows = [line.split() for line in out.splitlines()]
     done = [row for row in rows if row and row[0] == "three-way"]
-    assert len(done) == 12  # two invariants in six environments: every cell of three-way
+    # every invariant in the six environments bmc checks (no reconnect): all of three-way
+    cells = len(Invariant) * 6
+    assert len(done) == cells
     assert not [row for row in rows if row and row[0] == "lock5-hoisted"]
-    assert "INTERRUPTED: 12 of 24 cells were checked before Ctrl-C" in out
+    assert f"INTERRUPTED: {cells} of {2 * cells} cells were checked before Ctrl-C" in out
     assert "not a verdict" in out and "every verdict matched" not in out
-    assert "not finished: lock5-hoisted, 12 of its cells" in out
+    assert f"not finished: lock5-hoisted, {cells} of its cells" in out
     assert "time limit" not in out  # no cell is said to have run out of time
 
 
 def test_verify_stops_a_first_order_proof_and_keeps_what_the_explorer_settled() -> None:
     """The default method: both explorer groups are done, the first-order proof of
     three-way's cell (every catalog site) is running when Ctrl-C comes."""
-    argv = ["verify", "--variant", "unlocked", "--variant", "three-way", "--environment", "base"]
-    argv += ["--invariant", "no-unintended-delete", "--jobs", "2"]
+    # three-way's proof under every option it models runs for minutes (docs/proofs.md)
+    env = "stale-copies+server-items+timeouts+rejections"
+    argv = ["verify", "--variant", "unlocked", "--variant", "three-way", "--environment", env]
+    argv += ["--session", "openai", "--session", "three-way"]
+    argv += ["--invariant", "no-unintended-delete", "--jobs", "2", "--fol-seconds", "600"]
     code, out, _ = _interrupt(argv, ready="verify: 2 of 3 jobs", wait=0)
     assert code == 130
     rows = [line.split() for line in out.splitlines()]
-    assert [row[:4] for row in rows if row and row[0] == "unlocked"] == [
-        ["unlocked", "no-unintended-delete", "base", "counterexample"]
+    assert [row[:5] for row in rows if row and row[0] == "unlocked"] == [
+        ["unlocked", "openai", "no-unintended-delete", env, "counterexample"]
     ]
     assert not [row for row in rows if row and row[0] == "three-way"]
     assert "INTERRUPTED: 1 of 2 cells were checked before Ctrl-C" in out

@@ -51,15 +51,23 @@ def _settled(
     """Both invariants' cells of `variant` on the holding scenario under `base`, the
     explorer run in this process, the first-order answer given."""
     runner = _Default(
-        [VARIANTS_BY_NAME[variant]], [HOLDING], [BASE], (INV1, INV2), timeout=5.0, impl=None
+        [VARIANTS_BY_NAME[variant]],
+        [HOLDING],
+        [BASE],
+        (INV1, INV2),
+        timeout=5.0,
+        impl=None,
+        fol_seconds=5.0,
     )
     mixes_of = runner._mixes(BASE) if mixes_too else ()
     group = explore_group(
         VARIANTS_BY_NAME[variant], BASE, [HOLDING], (INV1, INV2), runner.sites, mixes_of
     )
-    runner.groups[(variant, "base")] = Finished(("explore",), group, False, 0.1)
+    runner.groups[(f"{variant}@openai", "base")] = Finished(("explore",), group, False, 0.1)
     if answer is not None or timed_out:
-        runner.proofs[(variant, "base", INV1.value)] = Finished(("fol",), answer, timed_out, 5.0)
+        runner.proofs[(f"{variant}@openai", "base", INV1.value)] = Finished(
+            ("fol",), answer, timed_out, 5.0
+        )
     first, second = runner.cells()
     return first, second
 
@@ -153,7 +161,7 @@ def test_a_failing_cell_names_the_fewest_calls_and_searched_below_them() -> None
     assert part.witness is not None and len(part.witness.config.scenario.calls) == 2
     assert part.mix_sizes == (1, 2)
     assert part.witness.config.scenario.name.startswith("mix:")
-    runner.groups[("unlocked", "base")] = Finished(("explore",), group, False, 0.1)
+    runner.groups[("unlocked@openai", "base")] = Finished(("explore",), group, False, 0.1)
     (cell,) = runner.cells()
     assert cell.verdict == COUNTEREXAMPLE and cell.matched
     assert cell.scope.startswith("2 calls: ") and cell.scope.endswith("(no fewer calls fail)")
@@ -205,7 +213,7 @@ def test_a_counterexample_the_implementation_does_not_reproduce_is_a_mismatch() 
     for said in ("reproduced", "not reproduced: the implementation did not break it"):
         runner = _Default([variant], [scenario], [BASE], (INV1,), 5.0, impl=_says(said))
         group = explore_group(variant, BASE, [scenario], (INV1,), runner.sites, ())
-        runner.groups[("unlocked", "base")] = Finished(("explore",), group, False, 0.1)
+        runner.groups[("unlocked@openai", "base")] = Finished(("explore",), group, False, 0.1)
         (cell,) = runner.cells()
         assert cell.witness is not None and cell.witness.impl == said
         verdicts[said] = cell.matched
