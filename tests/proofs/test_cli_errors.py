@@ -29,8 +29,8 @@ main_module = importlib.import_module("proofs.cli.main")
 LOCK3_CELLS = len(Invariant) * len(VARIANTS_BY_NAME["lock3"].shapes)
 ROOT = Path(__file__).resolve().parents[2]
 #: one cheap (variant, scenario) with one counterexample under `base`
-ONE = ["--variant", "unlocked", "--scenario", "overlapping-push", "--environment", "base",
-       "--invariant", "no-unintended-delete", "--jobs", "1"]  # fmt: skip
+ONE = ["--session", "openai", "--variant", "unlocked", "--scenario", "overlapping-push",
+       "--environment", "base", "--invariant", "no-unintended-delete", "--jobs", "1"]  # fmt: skip
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -127,7 +127,8 @@ def test_a_missing_itf_directory_is_made_only_under_one_that_exists_and_said_so(
 def test_an_itf_file_for_many_traces_keeps_the_table(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    two = [*ONE[:-4], "--jobs", "1"]  # both invariants: two counterexamples
+    # every invariant: unlocked breaks 1 and 2 there, so two counterexamples
+    two = [*ONE[:-4], "--jobs", "1"]
     code, out, err = _run(capsys, "verify", *two, "--itf", str(tmp_path / "one.json"))
     assert code == 2
     assert "every verdict matched" in out  # the results were printed before the refusal

@@ -13,20 +13,23 @@ same shortest depths as the explorer.
 from __future__ import annotations
 
 import pytest
+from attrs import evolve
 
 from model import (
+    CONFIGURATIONS,
     ENVIRONMENTS,
     ENVIRONMENTS_BY_NAME,
     SCENARIOS,
     SCENARIOS_BY_NAME,
-    VARIANTS,
     VARIANTS_BY_NAME,
     Config,
     Invariant,
     Verdict,
     check,
 )
+from proofs.adapters.impl import IMPLEMENTED_SHAPES
 from proofs.adapters.registry import adapter_factory
+from proofs.engines.compact import unsupported
 from proofs.engines.explore import explore
 from proofs.engines.trace import replay
 from proofs.engines.verdicts import (
@@ -52,8 +55,10 @@ CROSS_ENVIRONMENTS = [ENVIRONMENTS_BY_NAME[name] for name in ("base", "server-it
 
 @pytest.fixture(scope="module")
 def cells() -> list[CellVerdict]:
-    # the defaults of `ackguard verify` and of `python -m proofs.pages`
-    return run(VARIANTS, SCENARIOS, ENVIRONMENTS, impl=replay_in(adapter_factory("impl")))
+    # the defaults of `ackguard verify` and of `python -m proofs.pages`: every
+    # meaningful (variant, session shape) pair
+    shaped = [evolve(variant, shape=shape.name) for variant, shape in CONFIGURATIONS]
+    return run(shaped, SCENARIOS, ENVIRONMENTS, impl=replay_in(adapter_factory("impl")))
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +67,8 @@ def cross() -> list[CellVerdict]:
 
 
 def test_every_catalog_cell_is_checked_on_every_scenario(cells: list[CellVerdict]) -> None:
-    keys = {(c.variant.name, c.invariant, c.environment) for c in cells}
-    assert len(keys) == len(cells) == len(VARIANTS) * len(Invariant) * len(ENVIRONMENTS)
+    keys = {(c.variant.name, c.session, c.invariant, c.environment) for c in cells}
+    assert len(keys) == len(cells) == len(CONFIGURATIONS) * len(Invariant) * len(ENVIRONMENTS)
     assert all(len(c.scenarios) == len(SCENARIOS) and c.complete for c in cells)
 
 
@@ -88,7 +93,11 @@ def test_every_counterexample_replays_through_the_model_and_the_implementation(
         assert trace.depth == cell.depth
         violation = check(trace.last, witness.config, cell.invariant)
         assert violation is not None and violation == witness.violation
-        assert witness.impl == "reproduced", (cell.variant.name, witness.scenario, witness.impl)
+        # impl implements the openai and three-way shapes and no reconnect: elsewhere
+        # it has no counterpart, and says so rather than passing or failing
+        implemented = cell.session in IMPLEMENTED_SHAPES and not cell.environment.reconnects
+        expected = "reproduced" if implemented else "no counterpart in the implementation"
+        assert witness.impl.startswith(expected), (cell.variant.name, cell.session, witness.impl)
 
 
 def test_a_counterexample_has_the_fewest_calls_any_catalog_scenario_needs(
@@ -106,8 +115,10 @@ def test_a_counterexample_has_the_fewest_calls_any_catalog_scenario_needs(
         )
         assert calls <= fewest
         assert cell.scope.startswith(f"{calls} call")
-        if calls > 1:
-            assert cell.scope.endswith("(no fewer calls fail)")
+        # mixes of fewer calls are searched where the compact explorer runs (not on
+        # other session shapes or with a reconnect: docs/proofs.md)
+        if calls > 1 and unsupported(cell.witness.config) is None:
+            assert cell.scope.endswith("(no fewer calls fail)"), (cell.variant.name, cell.session)
 
 
 def test_a_proof_says_its_scope_and_every_size_only_from_the_first_order_engine(
@@ -220,4 +231,5 @@ def test_a_shared_bmc_verdict_is_the_one_its_own_check_finds() -> None:
     alone, shared = verdicts(share=False), verdicts(share=True)
     assert {k: v[:3] for k, v in alone.items()} == {k: v[:3] for k, v in shared.items()}
     assert {v[3] for v in alone.values()} == {""}
-    assert sum(v[3] == "lock3" for v in shared.values()) == 4  # 2 environments x 2 invariants
+    # 2 environments x every invariant
+    assert sum(v[3] == "lock3" for v in shared.values()) == 2 * len(Invariant)
