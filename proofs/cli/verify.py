@@ -77,8 +77,12 @@ def _seconds(text: str) -> float:
 
 
 def _fol_seconds(text: str) -> float:
-    if text.strip() in ("0", "0.0"):
-        return 0.0
+    """Seconds as `--timeout` takes them, or 0: do not ask the first-order engine."""
+    try:
+        if float(text) == 0:
+            return 0.0
+    except ValueError:
+        pass
     return _seconds(text)
 
 

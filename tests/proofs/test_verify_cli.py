@@ -102,6 +102,11 @@ def test_a_proof_out_of_time_keeps_the_bounded_proof_and_never_says_every_size(
         ["--timeout", "soon"],
         ["--method", "magic"],
         ["--jobs", "0"],
+        ["--session", "nope"],
+        ["--variant", "three-way", "--session", "duplex"],
+        ["--fol-seconds", "-1"],
+        ["--fol-seconds", "nan"],
+        ["--method", "bmc", "--session", "duplex"],
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(
