@@ -38,22 +38,21 @@ It binds 127.0.0.1 on a free port only and closes itself after `max_lifetime`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 from collections import deque
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from attrs import field, frozen
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from impl.ws_server import (
     HOST,
     REJECTED,
     Conversation,
+    Listener,
     ServerSettings,
     _Connection,
 )
@@ -397,31 +396,21 @@ def _item_json(output: Output, *, done: bool) -> JSON:
     }
 
 
-class GatedServer:
+class GatedServer(Listener):
     """The gated server; use as `async with GatedServer() as server:`."""
 
+    _quiet_close = True
+
     def __init__(self, *, max_lifetime: float | None = 600.0) -> None:
-        self.settings = ServerSettings(max_lifetime=max_lifetime)
+        super().__init__(ServerSettings(max_lifetime=max_lifetime))
         #: Scripted answers to the next `response.create`s, shared by every connection.
         self.responses: deque[Response] = deque()
         #: Every connection, in the order the clients connected.
         self.connections: list[GatedConnection] = []
         self.conversations: dict[str, Conversation] = {}
         self._session_ids = itertools.count(1)
-        self._server: Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._watchdog: asyncio.TimerHandle | None = None
         self.on_connect: Callable[[GatedConnection], None] | None = None
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the server is not started")
-        return int(next(iter(self._server.sockets)).getsockname()[1])
-
-    @property
-    def url(self) -> str:
-        return f"ws://{HOST}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -434,46 +423,6 @@ class GatedServer:
         if not self.connections:
             raise LookupError("no client has connected")
         return self.connections[-1]
-
-    async def start(self) -> None:
-        self._server = await serve(
-            self._handle,
-            HOST,
-            0,
-            compression=None,
-            ping_interval=None,
-            close_timeout=1.0,
-            max_queue=None,
-        )
-        if self.settings.max_lifetime is not None:
-            loop = asyncio.get_running_loop()
-            self._watchdog = loop.call_later(self.settings.max_lifetime, self._expire)
-
-    def _expire(self) -> None:
-        if self._server is not None:
-            self._server.close()
-
-    async def aclose(self) -> None:
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
-
-    async def __aenter__(self) -> GatedServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _handle(self, ws: ServerConnection) -> None:
         session_id = f"sess_{next(self._session_ids)}"
