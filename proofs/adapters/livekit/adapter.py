@@ -200,6 +200,7 @@ class LivekitAdapter:
     def _set_up(self) -> None:
         scenario = self.config.scenario
         started = self._start(self.session.start(self.agent, record=False))
+        self._await_connection()
         self._settle_delivering()
         if not started.done() or started.exception() is not None:
             raise SetupError(f"AgentSession.start did not finish: {started!r}")
@@ -210,24 +211,35 @@ class LivekitAdapter:
         if hasattr(activity, "_rt_chat_ctx_lock"):
             assert not activity._rt_chat_ctx_lock.locked()
             activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
-        # items the model produced before the scenario starts (a never-played
-        # message); they reach the server before the calls' own responses
-        for name in scenario.server:
-            if name not in scenario.initial_local:
-                with self.loop.running():
-                    self.server.model_creates(self._item(name))
-                self._settle_delivering()
+        self._seed_model_items()
         for index, call in enumerate(scenario.calls):
             with self.loop.running():
                 self._prepare(index, call.site)
             self._settle_delivering()
         if scenario.server_pool:
-            generation = Generation()
-            self.pool_generation = generation
             with self.loop.running():
-                self.rt.start_generation(generation)
+                self._start_pool()
             self._settle_delivering()
         self._check_setup()
+
+    def _await_connection(self) -> None:
+        """Run until the session's provider side is up (the stand-in is at once)."""
+
+    def _seed_model_items(self) -> None:
+        """Items the model produced before the scenario starts (a never-played
+        message); they reach the server before the calls' own responses."""
+        scenario = self.config.scenario
+        for name in scenario.server:
+            if name not in scenario.initial_local:
+                with self.loop.running():
+                    self.server.model_creates(self._item(name))
+                self._settle_delivering()
+
+    def _start_pool(self) -> None:
+        """Start the generation whose function calls are the scenario's server pool."""
+        generation = Generation()
+        self.pool_generation = generation
+        self.rt.start_generation(generation)
 
     def _prepare(self, index: int, site: str) -> None:
         call = self.config.call(index)

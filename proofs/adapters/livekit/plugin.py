@@ -38,7 +38,6 @@ from impl.gated_server import Call, GatedConnection, GatedServer, Message, Respo
 from model import INTERNAL_MOVES, Config, EventKind, Move, OpKind
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
-from proofs.adapters.livekit.probe import HolderLock
 from proofs.adapters.livekit.replay import Outcome, _outcome
 from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
@@ -85,29 +84,15 @@ class PluginAdapter(LivekitAdapter):
     def conn(self) -> GatedConnection:
         return self.gated.current
 
-    def _set_up(self) -> None:
-        scenario = self.config.scenario
-        started = self._start(self.session.start(self.agent, record=False))
+    def _await_connection(self) -> None:
         self.loop.run_until(lambda: bool(self.gated.connections) and bool(self.conn.to_server))
-        self._settle_delivering()
-        if not started.done() or started.exception() is not None:
-            raise SetupError(f"AgentSession.start did not finish: {started!r}")
-        activity = self.session._activity
-        assert activity is not None
-        self.activity = activity
-        self.rt.probe = self.tracker
-        if hasattr(activity, "_rt_chat_ctx_lock"):
-            assert not activity._rt_chat_ctx_lock.locked()
-            activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
-        for index, call in enumerate(scenario.calls):
-            with self.loop.running():
-                self._prepare(index, call.site)
-            self._settle_delivering()
-        if scenario.server_pool:
-            with self.loop.running():
-                self.conn.start_response()
-            self._settle_delivering()
-        self._check_setup()
+
+    def _seed_model_items(self) -> None:
+        """Over the plugin nothing is seeded before the calls: the stand-in's
+        `model_creates` has no counterpart on the gated server yet."""
+
+    def _start_pool(self) -> None:
+        self.conn.start_response()
 
     def _settle_delivering(self) -> None:
         """Run, letting every op and event through at once, until all is quiet."""
