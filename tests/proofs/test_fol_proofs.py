@@ -4,6 +4,9 @@ falling back to the explorer's trace."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+
 import pytest
 
 from model import (
@@ -118,9 +121,19 @@ def test_a_mutant_breaks_the_proved_invariant_and_safety_for_real(
     assert run_to(sound, SAFETY, run.depth) is None
 
 
+def _prove_lock5() -> Outcome:
+    return prove(_cell("lock5", ("user-turn", "tool-outputs")))
+
+
 @pytest.fixture(scope="module")
 def locked() -> Outcome:
-    return prove(_cell("lock5", ("user-turn", "tool-outputs")))
+    # In a fresh interpreter: which inductive invariant inference finds depends on the
+    # z3 context's history, so under pytest-xdist (other proofs first, in any order)
+    # it was once one without the lock-discipline conjunct the mutant below breaks.
+    # A fresh process finds the same one every run, as `prove` does from the CLI.
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        return pool.submit(_prove_lock5).result()
 
 
 def test_releasing_the_lock_before_the_acks_breaks_the_lock5_invariant(locked: Outcome) -> None:
