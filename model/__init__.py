@@ -5,6 +5,7 @@ It knows nothing of asyncio, z3 or the implementation; everything here is data
 and pure functions of it.
 """
 
+from model.cases import CASES, CASES_BY_NAME, Case, Expected, Fix
 from model.environment import (
     ENVIRONMENTS,
     ENVIRONMENTS_BY_NAME,
@@ -66,6 +67,8 @@ from model.variants import (
 )
 
 __all__ = [
+    "CASES",
+    "CASES_BY_NAME",
     "CONFIGURATIONS",
     "ENVIRONMENTS",
     "ENVIRONMENTS_BY_NAME",
@@ -86,12 +89,15 @@ __all__ = [
     "Acks",
     "Actor",
     "Call",
+    "Case",
     "Channel",
     "Config",
     "Diff",
     "Environment",
     "Event",
     "EventKind",
+    "Expected",
+    "Fix",
     "Invariant",
     "KnownFailure",
     "LocalUpdate",

@@ -12,6 +12,7 @@
   (the facts of a provider session class, walked by `audit_session_walk`),
   `audit_session_shape` (the shape record inferred from them) and
   `audit_session_file` (the session file `--emit-sites` writes for a provider);
+- `casebook`: the casebook's configurations (`model.cases`) judged by the explorer;
 - `site_file`: the site records the audit writes and the explorer reads.
 
 The names below are imported on first use, so `import proofs.engines.explore`
@@ -35,6 +36,7 @@ if _typing.TYPE_CHECKING:
     )
     from proofs.engines.audit_session_file import SessionFile, load_session_file
     from proofs.engines.audit_session_shape import InferredShape, infer_shape
+    from proofs.engines.casebook import CaseVerdict, judge
     from proofs.engines.explore import Exploration, Finding
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
     from proofs.engines.stateful import model_machine
@@ -52,6 +54,8 @@ _WHERE = {
     "load_session_file": "proofs.engines.audit_session_file",
     "InferredShape": "proofs.engines.audit_session_shape",
     "infer_shape": "proofs.engines.audit_session_shape",
+    "CaseVerdict": "proofs.engines.casebook",
+    "judge": "proofs.engines.casebook",
     "Exploration": "proofs.engines.explore",
     "Finding": "proofs.engines.explore",
     "CellResult": "proofs.engines.sweep",
@@ -67,6 +71,7 @@ _WHERE = {
 
 __all__ = [
     "AuditConfig",
+    "CaseVerdict",
     "CellResult",
     "Exploration",
     "Finding",
@@ -82,6 +87,7 @@ __all__ = [
     "audit_source",
     "emit_sites",
     "infer_shape",
+    "judge",
     "load_session_file",
     "load_sites",
     "model_machine",
