@@ -27,7 +27,7 @@ from model.invariants import (
 )
 from model.move_table import INTERNAL_MOVES, MOVES, STIMULI, Actor, Channel, MoveKind, MoveSpec
 from model.moves import Config, Move, initial_state, step, successors
-from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call, Scenario
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call, ItemKind, Scenario
 from model.shapes import (
     SHAPES,
     SHAPES_BY_NAME,
@@ -99,6 +99,7 @@ __all__ = [
     "Expected",
     "Fix",
     "Invariant",
+    "ItemKind",
     "KnownFailure",
     "LocalUpdate",
     "Lock",

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import enum
+
 from attrs import frozen
 
 from model.environment import BASE, Environment
 from model.sites import SITES_BY_NAME, RequestSource, Site
+
+
+class ItemKind(enum.Enum):
+    """What an item is, for the session shapes and reports that treat kinds apart
+    (deletes withheld for a class of items, a rebuild that leaves some out)."""
+
+    MESSAGE = "message"
+    FUNCTION_CALL = "function-call"
+    FUNCTION_OUTPUT = "function-output"
+    #: A user audio turn with no transcript: its content is empty.
+    EMPTY_MESSAGE = "empty-message"
 
 
 @frozen
@@ -36,6 +49,15 @@ class Scenario:
     #: The environment under which the scenario shows its finding.
     environment: Environment = BASE
     seed_finding: str = ""
+    #: (item, kind) for every item that is not a plain message.
+    kinds: tuple[tuple[str, ItemKind], ...] = ()
+
+    def kind(self, item: str) -> ItemKind:
+        """What `item` is: its entry in `kinds`, else a message."""
+        for name, kind in self.kinds:
+            if name == item:
+                return kind
+        return ItemKind.MESSAGE
 
     @property
     def initial_local(self) -> tuple[str, ...]:
@@ -72,6 +94,9 @@ def validate(scenario: Scenario, extra_sites: tuple[Site, ...] = ()) -> None:
             raise ValueError(f"scenario {scenario.name}: a mirror snapshot site drops nothing")
     if len(fresh) != len(set(fresh)) or set(fresh) & existing:
         raise ValueError(f"scenario {scenario.name}: an item id is created twice")
+    unknown = [item for item, _ in scenario.kinds if item not in scenario.items()]
+    if unknown:
+        raise ValueError(f"scenario {scenario.name}: a kind for an unknown item {unknown[0]!r}")
 
 
 SCENARIOS: tuple[Scenario, ...] = (
