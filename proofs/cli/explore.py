@@ -204,16 +204,35 @@ def run_sweep(args: argparse.Namespace) -> int:
         chosen = list(known.values())
     environments = choices.environments(args.environment)
     work = jobs(variants, environments, shapes(chosen), args.sweep, extra_sites)
-    progress = _progress_line if sys.stderr.isatty() else None
-    if args.scheduler is not None:
-        with dask_executor(args.scheduler) as executor:
-            cells = sweep(work, executor, progress)
-    elif args.workers == 1:
-        cells = sweep(work, None, progress)
-    else:
-        with local_pool(args.workers) as executor:
-            cells = sweep(work, executor, progress)
-    if progress is not None:
+    terminal = sys.stderr.isatty()
+    checked = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal checked
+        checked = done
+        if terminal:
+            _progress_line(done, total)
+
+    try:
+        if args.scheduler is not None:
+            with dask_executor(args.scheduler) as executor:
+                cells = sweep(work, executor, progress)
+        elif args.workers == 1:
+            cells = sweep(work, None, progress)
+        else:
+            with local_pool(args.workers) as executor:
+                cells = sweep(work, executor, progress)
+    except KeyboardInterrupt:
+        # Ctrl-C: no cell is complete, so no table; say how far it got, as explore does
+        if terminal:
+            print(file=sys.stderr)
+        print(
+            f"ackguard explore: INTERRUPTED: {checked} of {len(work)} mixes were checked "
+            "before Ctrl-C; the sweep is incomplete, not a verdict",
+            file=sys.stderr,
+        )
+        return 130
+    if terminal:
         print(file=sys.stderr)
     if args.json:
         print(json.dumps(sweep_rows(cells), indent=2))

@@ -194,9 +194,16 @@ def sweep(
                 progress(done, len(work))
     else:
         futures: list[Future[MixResult]] = [executor.submit(run_job, job) for job in work]
-        for done, _ in enumerate(as_completed(futures), 1):
-            if progress is not None:
-                progress(done, len(work))
+        try:
+            for done, _ in enumerate(as_completed(futures), 1):
+                if progress is not None:
+                    progress(done, len(work))
+        except BaseException:
+            # Ctrl-C: the mixes not started are dropped, so the pool's shutdown waits
+            # only for the ones running instead of the whole sweep
+            for future in futures:
+                future.cancel()
+            raise
         results = [future.result() for future in futures]
     cells: dict[tuple[str, str], list[MixResult]] = {}
     for result in results:

@@ -126,3 +126,36 @@ def test_a_site_file_sweeps_under_its_own_lock_discipline(
     (cell,) = json.loads(capsys.readouterr().out)
     assert cell["smallest"]["mix"] == ["a", "b"]
     assert all("b" in mix["mix"] for mix in cell["failing"])
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    import proofs.engines.sweep as sweep_module
+
+    real = sweep_module.as_completed
+
+    def interrupted_after_one(futures: Any) -> Any:
+        iterator = real(futures)
+        yield next(iterator)
+        raise KeyboardInterrupt
+
+    calls = 0
+    real_job = sweep_module.run_job
+
+    def job_then_interrupt(job: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            raise KeyboardInterrupt
+        return real_job(job)
+
+    monkeypatch.setattr(sweep_module, "as_completed", interrupted_after_one)
+    monkeypatch.setattr(sweep_module, "run_job", job_then_interrupt)
+    argv = ["explore", "--sweep", "1", "--variant", "lock5", "--environment", "base"]
+    assert main([*argv, "--workers", workers, "--json"]) == 130
+    captured = capsys.readouterr()
+    total = len(shapes(SITES))
+    assert captured.out == ""
+    assert f"INTERRUPTED: 1 of {total} mixes were checked before Ctrl-C" in captured.err
