@@ -132,9 +132,9 @@ def test_a_site_file_sweeps_under_its_own_lock_discipline(
 def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workers: str
 ) -> None:
-    import proofs.engines.sweep as sweep_module
+    from concurrent.futures import as_completed as real
 
-    real = sweep_module.as_completed
+    import proofs.engines.sweep as sweep_module
 
     def interrupted_after_one(futures: Any) -> Any:
         iterator = real(futures)
