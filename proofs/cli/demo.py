@@ -25,9 +25,9 @@ examples:
 exit status: 0 unless three-way loses an item, 2 on bad input (a latency whose ack
 round trip would pass the 5 s ack timeout, more than 1000 turns), 130 on Ctrl-C."""
 
-#: The most turns a run takes. The loopback server closes itself after an hour
-#: (`run_demo`); at the default latency a turn of all five variants takes about
-#: 0.75 s (this 2-core machine, load average 3.3), so 1000 turns end well inside it.
+#: The most turns a run takes: at the default latency a turn of all five variants
+#: takes about 0.75 s (this 2-core machine, load average 3.3), so 1000 turns are
+#: about 12 minutes; more is a typo more often than a wish.
 MAX_TURNS = 1000
 
 

@@ -106,3 +106,17 @@ def test_an_error_closes_the_server_and_the_connections(monkeypatch: pytest.Monk
             await task
 
     assert _run_and_stop(expect_error).conversations
+
+
+def test_the_demo_server_has_no_lifetime_to_outlive() -> None:
+    """`run_demo` closes its server itself, so a long run never meets a watchdog (with
+    the one-hour lifetime it had, a longer run ended with exit 3)."""
+    lifetimes: list[float | None] = []
+
+    def started(server: LoopbackServer) -> None:
+        lifetimes.append(server.settings.max_lifetime)
+
+    tallies = asyncio.run(
+        demo.run_demo(["unlocked"], turns=1, latency=0.0, jitter=0.0, seed=0, on_server=started)
+    )
+    assert lifetimes == [None] and len(tallies) == 1
