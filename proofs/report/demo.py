@@ -36,9 +36,9 @@ def table_lines(tallies: list[Tally]) -> list[str]:
                 str(tally.lost),
                 f"{tally.unintended} ({tally.moves})",
                 str(tally.resurrected),
-                f"{latency['p50']:.1f}",
-                f"{latency['p90']:.1f}",
-                f"{latency['p99']:.1f}",
+                _ms(latency["p50"]),
+                _ms(latency["p90"]),
+                _ms(latency["p99"]),
             )
         )
     widths = [max(len(row[col]) for row in rows) for col in range(len(header))]
@@ -47,3 +47,8 @@ def table_lines(tallies: list[Tally]) -> list[str]:
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         out.append("  ".join(cells))
     return out
+
+
+def _ms(value: float | None) -> str:
+    """A latency cell: one decimal, or a dash when there was no push to time."""
+    return "-" if value is None else f"{value:.1f}"

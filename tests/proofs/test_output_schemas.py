@@ -597,3 +597,15 @@ def test_the_schemas_are_package_data() -> None:
     assert {p.name for p in here.glob("*.schema.json")} == {
         f"{name}.schema.json" for name in SCHEMA_NAMES
     }
+
+
+def test_a_variant_with_no_push_has_null_latencies_that_validate() -> None:
+    """No push, no latency: strict JSON (no NaN) that the demo's schema accepts."""
+    from proofs.adapters.impl.demo import Tally
+    from proofs.report.demo import table_lines
+
+    tally = Tally("unlocked")
+    text = json.dumps([tally.as_json()], allow_nan=False)  # NaN would raise here
+    assert json.loads(text)[0]["push_ms"] == {"p50": None, "p90": None, "p99": None}
+    assert _errors("demo", json.loads(text)) == []
+    assert any(line.rstrip().endswith("-") for line in table_lines([tally]))

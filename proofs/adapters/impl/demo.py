@@ -467,8 +467,10 @@ class Tally:
             "resurrected": self.resurrected,
             "timeouts": self.timeouts,
             "rejected_ops": self.rejected,
+            # no push, no latency: null rather than NaN, which is not JSON
             "push_ms": {
-                f"p{q}": round(percentile(self.latencies, q) * 1000, 3) for q in (50, 90, 99)
+                f"p{q}": round(percentile(self.latencies, q) * 1000, 3) if self.latencies else None
+                for q in (50, 90, 99)
             },
         }
 
