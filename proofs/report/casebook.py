@@ -256,7 +256,7 @@ def _counterexamples(judged: JudgedCase, cells: Sequence[CaseVerdict]) -> list[s
         ]
         why = judged.why(first)
         if why:
-            lines += [f"The record says why: {why}.", ""]
+            lines += [f"The record says why: {why.rstrip('.')}.", ""]
         lines += [f"{line.strip()}" for line in trace_lines(config, first.trace)]
         diagram = mermaid(config, first.trace, first.violation, cell_title(judged, first))
         lines += ["", "```mermaid", diagram.rstrip(), "```", ""]
@@ -282,11 +282,23 @@ def _grid(judged: JudgedCase) -> list[str]:
                 text += f" (expected {cell.expected.value}!)"
             row.append(text)
         lines.append(f"| `{fix.name}` | " + " | ".join(row) + " |")
-    return [*lines, ""]
+    lines.append("")
+    scopes: dict[str, list[str]] = {}
+    for cell in judged.cells:
+        if cell.verdict is Verdict.HOLDS:
+            where = f"`{cell.fix}` {cell.invariant.value} {cell.environment.name}"
+            scopes.setdefault(cell.scope, []).append(where)
+    lines += [f"- ✓ proved for {scope}: {', '.join(where)}." for scope, where in scopes.items()]
+    return [*lines, ""] if scopes else lines
 
 
 def _cells_text(cells: Sequence[CaseVerdict]) -> str:
     return ", ".join(f"{c.invariant.value} under {c.environment.name}" for c in cells) or "none"
+
+
+def _sentence(text: str) -> str:
+    """`text` as the start of a sentence."""
+    return text[:1].upper() + text[1:]
 
 
 def _configuration_line(fix: Fix) -> str:
@@ -341,7 +353,7 @@ def case_section(judged: JudgedCase, level: str = "##") -> list[str]:
     lines += [
         f"{level}# Before the fix",
         "",
-        f"{before.summary} ({_configuration_line(before)}).",
+        f"{_sentence(before.summary)} ({_configuration_line(before)}).",
         "",
     ]
     if failing:
@@ -353,7 +365,7 @@ def case_section(judged: JudgedCase, level: str = "##") -> list[str]:
         lines += [
             f"{level}# `{fix.name}`",
             "",
-            f"{fix.summary} ({_configuration_line(fix)}).",
+            f"{_sentence(fix.summary)} ({_configuration_line(fix)}).",
             "",
             f"- closes: {_cells_text(effect.closes)};",
             f"- leaves open: {_cells_text(effect.leaves_open)};",
