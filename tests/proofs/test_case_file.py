@@ -247,3 +247,58 @@ def test_a_file_without_sites_is_judged_by_the_casebook_s_own_judge(tmp_path: Pa
         (c.fix, c.invariant, c.environment, c.verdict) for c in own
     ]
     assert {c.verdict for c in cells} == set(Verdict)
+
+
+# -- any change to the example either loads or is one line ---------------------------
+
+#: What replaces a value: each wrong type, and values of the right type that the
+#: model refuses.
+_REPLACEMENTS: tuple[Any, ...] = (None, True, 3, "", "x", [], {}, ["x"], {"x": "x"}, "msg0")
+
+
+def _nodes(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into `node` (keys and indices)."""
+    if isinstance(node, dict):
+        items: Any = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return []
+    paths: list[tuple[Any, ...]] = []
+    for key, value in items:
+        paths += [(*path, key), *_nodes(value, (*path, key))]
+    return paths
+
+
+def _changed(document: Any) -> list[tuple[str, Any]]:
+    """The example with each value, in turn, dropped or replaced by each of
+    `_REPLACEMENTS`."""
+    out = []
+    for where in _nodes(document):
+        for replacement in ("drop", *_REPLACEMENTS):
+            copied = copy.deepcopy(document)
+            parent = copied
+            for key in where[:-1]:
+                parent = parent[key]
+            if replacement == "drop":
+                parent.pop(where[-1])
+            else:
+                parent[where[-1]] = replacement
+            out.append((f"{where}: {replacement!r}", copied))
+    return out
+
+
+def test_each_changed_value_loads_or_is_one_line(tmp_path: Path) -> None:
+    """Every single change to the example: no error but `InputError`, and that one
+    line names the file and a JSON path."""
+    refused = 0
+    cases = _changed(_example())
+    for what, document in cases:
+        path = _write(tmp_path, document)
+        try:
+            load_case_file(path)
+        except InputError as error:
+            message = str(error)
+            assert "\n" not in message and message.startswith(f"{path}: $"), (what, message)
+            refused += 1
+    assert len(cases) > 500 and refused > len(cases) // 2
