@@ -348,3 +348,16 @@ def test_a_case_section_has_the_report_the_counterexample_the_fixes_and_the_comm
     assert f"- closes: {closed};" in text
     assert "- leaves open: none;" in text and "- opens: none." in text
     assert text.count("```mermaid") == 2  # the two before the fix
+
+
+def test_the_page_command_writes_the_casebook_and_its_check_fails_on_a_stale_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "casebook.md"
+    page.write_text("# stale\n")
+    monkeypatch.setitem(pages.PAGES, "casebook", (page, pages.casebook_page))
+    assert pages.main(["--page", "casebook", "--check"]) == 1
+    assert "is out of date" in capsys.readouterr().err
+    assert pages.main(["--page", "casebook"]) == 0
+    assert pages.main(["--page", "casebook", "--check"]) == 0
+    assert page.read_text() == pages.CASEBOOK_PAGE.read_text()
