@@ -19,6 +19,7 @@ import enum
 import functools
 import json
 import os
+import sys
 import typing
 from collections.abc import Callable
 from importlib import resources
@@ -191,21 +192,30 @@ def fields_of(cls: type[Any]) -> dict[str, FieldSpec]:
     """Every field of the attrs class `cls` but `name`, by its type hint (enums by
     their values; bool, int, str; tuples and frozensets of those); a field of any
     other type is not settable from a file."""
-    try:
-        hints = typing.get_type_hints(cls)
-    except NameError:  # a hint only a type checker resolves: fall back on the defaults
-        hints = {}
     specs: dict[str, FieldSpec] = {}
     for field in attrs.fields(cls):
         if field.name == "name":
             continue
-        kind = hints.get(field.name)
-        if kind is None and field.default is not attrs.NOTHING:
-            kind = type(field.default)
-        spec = _field_spec(kind)
+        spec = _field_spec(_hint(cls, field))
         if spec is not None:
             specs[field.name] = spec
     return specs
+
+
+def _hint(cls: type[Any], field: attrs.Attribute[Any]) -> Any:
+    """A field's type: its annotation resolved in the class's module, one field at a
+    time (so a hint only a type checker resolves costs that field alone), else the
+    type of its default."""
+    kind: Any = field.type
+    if isinstance(kind, str):
+        namespace = vars(sys.modules[cls.__module__])
+        try:
+            kind = eval(kind, dict(namespace))  # an annotation, as typing.get_type_hints does
+        except NameError:
+            kind = None
+    if kind is None and field.default is not attrs.NOTHING:
+        kind = type(field.default)
+    return kind
 
 
 def effective_schema() -> dict[str, Any]:

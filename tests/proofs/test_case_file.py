@@ -302,3 +302,16 @@ def test_each_changed_value_loads_or_is_one_line(tmp_path: Path) -> None:
             assert "\n" not in message and message.startswith(f"{path}: $"), (what, message)
             refused += 1
     assert len(cases) > 500 and refused > len(cases) // 2
+
+
+@frozen
+class _Hidden:
+    """A field whose hint names a type only a type checker sees."""
+
+    name: str
+    later: Unseen = None  # type: ignore[name-defined]  # noqa: F821
+    colour: _Colour = _Colour.RED
+
+
+def test_a_hint_that_does_not_resolve_costs_that_field_alone() -> None:
+    assert set(fields_of(_Hidden)) == {"colour"}
