@@ -178,7 +178,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME",
         help="repeatable: judge a case of the casebook (docs/casebook.md) instead of the "
         "verify grid, every configuration of it (before the fix and each fix) under every "
-        "environment column it names; `all`: every case",
+        "environment column it names, each failing cell with its shortest counterexample "
+        "as a timeline (--mermaid: and a diagram); `all`: every case",
     )
     parser.add_argument(
         "--case-file",
@@ -374,7 +375,7 @@ def run_cases(args: argparse.Namespace) -> int:
             flag = "--" + option.replace("_", "-")
             raise UsageError(
                 f"{flag} is for the verify grid; a case names its own configurations, "
-                "columns and invariants (drop it, or --case)"
+                "columns and invariants (drop one or the other)"
             )
     records = case_records(args.case, args.case_file)
     started = time.perf_counter()
@@ -383,28 +384,37 @@ def run_cases(args: argparse.Namespace) -> int:
         for record in records:
             done.append(judged(record))
     except KeyboardInterrupt:
+        # Ctrl-C: the cases judged in full are shown; the rest are named, and the run
+        # is said to be incomplete instead of given a verdict
         incomplete = (
             f"INTERRUPTED: {len(done)} of {len(records)} cases were judged before Ctrl-C; "
             "the run is incomplete, not a verdict"
         )
-        _report_cases(args, done, time.perf_counter() - started)
+        _report_cases(args, done, time.perf_counter() - started, incomplete)
         left = ", ".join(record.name for record in records[len(done) :])
-        out = sys.stderr if args.json else sys.stdout
-        print(f"ackguard verify: {incomplete}" if args.json else incomplete, file=out)
-        print(f"  not finished: {left}", file=out)
+        print(f"  not finished: {left}", file=sys.stderr if args.json else sys.stdout)
         return 130
     return _report_cases(args, done, time.perf_counter() - started)
 
 
-def _report_cases(args: argparse.Namespace, done: list[JudgedCase], elapsed: float) -> int:
+def _report_cases(
+    args: argparse.Namespace,
+    done: list[JudgedCase],
+    elapsed: float,
+    incomplete: str | None = None,
+) -> int:
+    """Print the cases as asked; the exit status. An `incomplete` run ends with that
+    line instead of the verdict on the whole (on standard error with `--json`)."""
     if args.json:
         print(json.dumps([case_json(case, args.mermaid) for case in done], indent=2))
+        if incomplete is not None:
+            print(f"ackguard verify: {incomplete}", file=sys.stderr)
     else:
         for case in done:
             for line in case_lines(case, with_mermaid=args.mermaid):
                 print(line)
             print()
-        print(summary_line(done, elapsed))
+        print(summary_line(done, elapsed) if incomplete is None else incomplete)
     return 0 if all(case.matched for case in done) else 1
 
 

@@ -166,6 +166,7 @@ def test_ctrl_c_prints_the_cases_judged_and_exits_130(
     assert code == 130
     assert f"case {CASE.name}" in out and f"case {WRONG.name}" not in out
     assert "INTERRUPTED: 1 of 2 cases were judged before Ctrl-C" in out
+    assert "every verdict matched" not in out  # no verdict on the whole
     assert out.splitlines()[-1] == f"  not finished: {WRONG.name}"
     calls.clear()
     code, out, err = _verify(capsys, "--case", "all", "--json")
