@@ -468,8 +468,9 @@ def _how_to(example: JudgedCase) -> list[str]:
         "",
         f"The worked example is [`{path}`](../{path}), a case no catalog record holds: an",
         "application's own summariser (a site of the file's, pushing a caller's copy under",
-        "the activity lock) against ackguard's three-way diff. `ackguard verify",
-        f"--case-file {path}` gives:",
+        "the activity lock) against ackguard's three-way diff, once as its own session and",
+        "once inside the OpenAI session (the catalog's `openai` shape with its `diff` field",
+        f"overridden). `ackguard verify --case-file {path}` gives:",
         "",
         *case_section(example, level="###"),
     ]

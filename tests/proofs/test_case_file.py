@@ -18,11 +18,12 @@ from typing import Any
 import attrs
 import jsonschema
 import pytest
-from attrs import frozen
+from attrs import evolve, frozen
 
 from model import (
     SHAPES_BY_NAME,
     VARIANTS_BY_NAME,
+    Diff,
     Environment,
     Invariant,
     ItemKind,
@@ -70,8 +71,13 @@ def test_the_example_loads_as_the_records_it_writes() -> None:
     wider = Environment(server_items=True, timeouts=True)
     assert case.before.expects_failure(Invariant.NO_UNINTENDED_DELETE, wider)
     assert not case.before.expects_failure(Invariant.NO_UNINTENDED_DELETE, Environment())
-    assert [fix.name for fix in case.fixes] == ["three-way"]
+    assert [fix.name for fix in case.fixes] == ["three-way", "three-way-locked"]
     assert case.fixes[0].shape is SHAPES_BY_NAME["three-way"]
+    # a shape by catalog name with a field overridden by its value's name
+    locked = case.fixes[1].shape
+    assert locked == evolve(
+        SHAPES_BY_NAME["openai"], name="openai/three-way-locked", diff=Diff.THREE_WAY
+    )
 
 
 def test_every_shape_field_but_the_name_is_read_from_the_class() -> None:
@@ -237,7 +243,8 @@ def test_a_file_without_sites_is_judged_by_the_casebook_s_own_judge(tmp_path: Pa
     so the cells are `proofs.engines.casebook.judge`'s; the verdicts are the same."""
     data = _example()
     del data["sites"]
-    del data["before"]["locks"]
+    for fix in (data["before"], *data["fixes"]):
+        fix.pop("locks", None)
     data["scenario"]["calls"] = [{"site": "replacement"}]
     record = load_case_file(_write(tmp_path, data))
     assert record.sites == () and record.variants == ()
@@ -253,7 +260,7 @@ def test_a_file_without_sites_is_judged_by_the_casebook_s_own_judge(tmp_path: Pa
 
 #: What replaces a value: each wrong type, and values of the right type that the
 #: model refuses.
-_REPLACEMENTS: tuple[Any, ...] = (None, True, 3, "", "x", [], {}, ["x"], {"x": "x"}, "msg0")
+_REPLACEMENTS: tuple[Any, ...] = (None, 3, "x", "msg0", [], {"x": "x"})
 
 
 def _nodes(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -301,7 +308,7 @@ def test_each_changed_value_loads_or_is_one_line(tmp_path: Path) -> None:
             message = str(error)
             assert "\n" not in message and message.startswith(f"{path}: $"), (what, message)
             refused += 1
-    assert len(cases) > 500 and refused > len(cases) // 2
+    assert len(cases) > 400 and refused > len(cases) // 2
 
 
 @frozen
