@@ -112,6 +112,10 @@ class CaseRecord:
         return _judge_with_sites(self, fix)
 
     def judge(self) -> tuple[CaseVerdict, ...]:
+        """Every cell of every configuration: `casebook.judge` itself (and whatever it
+        comes to reach) unless the record adds sites."""
+        if not self.sites and not self.variants:
+            return casebook.judge(self.case)
         return tuple(row for fix in self.case.configurations for row in self.judge_fix(fix))
 
 

@@ -362,3 +362,20 @@ def test_the_page_command_writes_the_casebook_and_its_check_fails_on_a_stale_one
     assert pages.main(["--page", "casebook"]) == 0
     assert pages.main(["--page", "casebook", "--check"]) == 0
     assert page.read_text() == pages.CASEBOOK_PAGE.read_text()
+
+
+def test_a_catalog_case_is_judged_by_the_casebook_s_judge_itself(
+    catalog: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `proofs.engines.casebook.judge` comes to reach (a first-order proof, say)
+    shows on the command's table: the command calls it, not a copy of it."""
+    import proofs.engines.casebook as casebook
+
+    real = casebook.judge
+
+    def marked(case: Case) -> Any:
+        return tuple(evolve(cell, scope="marked " + cell.scope) for cell in real(case))
+
+    monkeypatch.setattr(casebook, "judge", marked)
+    code, out, _ = _verify(capsys, "--case", CASE.name)
+    assert code == 0 and out.count("marked the case's scenario") == 8
