@@ -379,3 +379,19 @@ def test_a_catalog_case_is_judged_by_the_casebook_s_judge_itself(
     monkeypatch.setattr(casebook, "judge", marked)
     code, out, _ = _verify(capsys, "--case", CASE.name)
     assert code == 0 and out.count("marked the case's scenario") == 8
+
+
+def test_the_page_lists_each_case_with_a_link_and_whether_it_matches() -> None:
+    from proofs.engines.case_file import CaseRecord, load_case_file
+    from proofs.report.casebook import judged, render_casebook
+
+    example = judged(evolve(load_case_file(str(ROOT / EXAMPLE)), path=EXAMPLE))
+    page = render_casebook([judged(CaseRecord(CASE)), judged(CaseRecord(WRONG))], example)
+    assert (
+        f"| [`{CASE.name}`](#{CASE.name}-a-replacement-deletes-the-models-function-call) | "
+        f"{CASE.title} | `before`, `three-way` | yes |"
+    ) in page
+    assert f"| [`{WRONG.name}`](#" in page and "| `before`, `three-way` | NO |" in page
+    assert page.index(f"## `{CASE.name}`") < page.index(f"## `{WRONG.name}`")
+    assert page.index(f"## `{WRONG.name}`") < page.index("## Adding a report")
+    assert "The catalog has no case yet." not in page
