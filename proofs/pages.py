@@ -1,4 +1,5 @@
-"""`python -m proofs.pages`: regenerate `docs/variants.md` (`--check`: compare only).
+"""`python -m proofs.pages`: regenerate `docs/variants.md` and `docs/casebook.md`
+(`--page NAME`: one of them; `--check`: compare only).
 
 The generator is `proofs.report.pages`; this entry keeps the command the page
 itself names.

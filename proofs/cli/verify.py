@@ -12,9 +12,10 @@ from pathlib import Path
 
 from attrs import evolve
 
-from model import Invariant
+from model import CASES, CASES_BY_NAME, Invariant
 from proofs.adapters.registry import adapter_factory
 from proofs.cli import options as choices
+from proofs.engines.case_file import CaseRecord, load_case_file
 from proofs.engines.verdicts import (
     COUNTEREXAMPLE,
     DEFAULT_FOL_SECONDS,
@@ -28,6 +29,7 @@ from proofs.engines.verdicts import (
     run,
 )
 from proofs.errors import InputError, Interrupted, UsageError
+from proofs.report.casebook import JudgedCase, case_json, case_lines, judged, summary_line
 from proofs.report.formats import itf, mermaid
 from proofs.report.render import trace_lines
 from proofs.report.verify import (
@@ -45,12 +47,15 @@ _EXAMPLE = """examples:
   ackguard verify --variant unlocked --invariant no-unintended-delete --mermaid
   ackguard verify --json --itf traces/              # for CI: JSON, and one ITF file each
   ackguard verify --method bmc                      # the per-scenario z3 engines instead
+  ackguard verify --case all                        # the casebook (docs/casebook.md)
+  ackguard verify --case-file my-report.json        # a case written as data
 
 exit status: 0 when every verdict matches the catalog's expectation, 1 when one
 does not (a proof where a bug was expected, a new counterexample, or unknown),
-2 on bad arguments or an --itf path that cannot be written (checked before any
-solving), 3 on an error in ackguard itself, 130 on Ctrl-C (after printing the
-cells done so far, marked incomplete)."""
+2 on bad arguments, an --itf path that cannot be written (checked before any
+solving) or a case file that does not follow its schema, 3 on an error in
+ackguard itself, 130 on Ctrl-C (after printing the cells done so far, marked
+incomplete)."""
 
 #: The session shapes the per-scenario z3 encoding models (`smt.encoding`).
 _Z3_SHAPES = ("openai", "three-way")
@@ -167,10 +172,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help=f"worker processes (default: one per core, here {DEFAULT_JOBS})",
     )
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="NAME",
+        help="repeatable: judge a case of the casebook (docs/casebook.md) instead of the "
+        "verify grid, every configuration of it (before the fix and each fix) under every "
+        "environment column it names, each failing cell with its shortest counterexample "
+        "as a timeline (--mermaid: and a diagram); `all`: every case",
+    )
+    parser.add_argument(
+        "--case-file",
+        action="append",
+        metavar="PATH",
+        help="repeatable: judge the case a file writes as data "
+        "(proofs/schemas/case-file.schema.json; docs/casebook.md, 'Adding a report')",
+    )
     parser.set_defaults(run=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
+    if args.case or args.case_file:
+        return run_cases(args)
     # a name given twice is checked once (`choices.pick`)
     # a variant record carries the session shape it is checked under: one per
     # meaningful (variant, shape) pair of those chosen
@@ -303,6 +326,96 @@ def _print_table(
             f"{len(mismatched)} OF {len(cells)} CELLS DID NOT MATCH the catalog's expectation "
             f"({checks} checks, {elapsed:.1f} s)"
         )
+
+
+# -- the casebook ------------------------------------------------------------------
+
+#: Options of the verify grid that a case does not take: it names its own
+#: configurations, columns and invariants, and the explorer settles every cell.
+_GRID_ONLY = {
+    "variant": None,
+    "scenario": None,
+    "invariant": None,
+    "environment": None,
+    "session": None,
+    "itf": None,
+    "method": METHOD_DEFAULT,
+    "timeout": DEFAULT_TIMEOUT,
+    "fol_seconds": DEFAULT_FOL_SECONDS,
+    "jobs": DEFAULT_JOBS,
+}
+
+
+def case_records(names: list[str] | None, files: list[str] | None) -> list[CaseRecord]:
+    """The catalog's cases named (`all`: every one), then each file's, each once."""
+    known = {"all": None, **CASES_BY_NAME}
+    records = []
+    for name in dict.fromkeys(names or []):
+        if name not in known:
+            have = ", ".join(known) if CASES_BY_NAME else "all (the catalog has no case yet)"
+            raise UsageError(f"unknown case {name!r}; choose from: {have}")
+        if name == "all" and not CASES:
+            raise UsageError("--case all: the catalog has no case yet (model/cases.py)")
+        chosen = list(CASES) if name == "all" else [CASES_BY_NAME[name]]
+        records += [CaseRecord(case) for case in chosen]
+    records = list({record.name: record for record in records}.values())
+    for path in dict.fromkeys(files or []):
+        record = load_case_file(path)
+        if any(other.name == record.name for other in records):
+            raise UsageError(f"--case-file {path}: the case {record.name!r} is named twice")
+        records.append(record)
+    return records
+
+
+def run_cases(args: argparse.Namespace) -> int:
+    """`--case` / `--case-file`: judge the cases (`CaseRecord.judge`) and print each
+    as a table with its counterexamples; 0 when every cell matches its record."""
+    for option, default in _GRID_ONLY.items():
+        if getattr(args, option) != default:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(
+                f"{flag} is for the verify grid; a case names its own configurations, "
+                "columns and invariants (drop one or the other)"
+            )
+    records = case_records(args.case, args.case_file)
+    started = time.perf_counter()
+    done: list[JudgedCase] = []
+    try:
+        for record in records:
+            done.append(judged(record))
+    except KeyboardInterrupt:
+        # Ctrl-C: the cases judged in full are shown; the rest are named, and the run
+        # is said to be incomplete instead of given a verdict
+        incomplete = (
+            f"INTERRUPTED: {len(done)} of {len(records)} cases were judged before Ctrl-C; "
+            "the run is incomplete, not a verdict"
+        )
+        _report_cases(args, done, time.perf_counter() - started, incomplete)
+        left = ", ".join(record.name for record in records[len(done) :])
+        print(f"  not finished: {left}", file=sys.stderr if args.json else sys.stdout)
+        return 130
+    return _report_cases(args, done, time.perf_counter() - started)
+
+
+def _report_cases(
+    args: argparse.Namespace,
+    done: list[JudgedCase],
+    elapsed: float,
+    incomplete: str | None = None,
+) -> int:
+    """Print the cases as asked; the exit status. An `incomplete` run ends with that
+    line instead of the verdict on the whole (on standard error with `--json`)."""
+    if args.json:
+        print(json.dumps([case_json(case, args.mermaid) for case in done], indent=2))
+        if incomplete is not None:
+            print(f"ackguard verify: {incomplete}", file=sys.stderr)
+    else:
+        for case in done:
+            for line in case_lines(case, with_mermaid=args.mermaid):
+                print(line)
+            print()
+        print(summary_line(done, elapsed) if incomplete is None else incomplete)
+    return 0 if all(case.matched for case in done) else 1
 
 
 # -- output ---------------------------------------------------------------------

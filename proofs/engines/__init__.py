@@ -13,6 +13,8 @@
   `audit_session_shape` (the shape record inferred from them) and
   `audit_session_file` (the session file `--emit-sites` writes for a provider);
 - `casebook`: the casebook's configurations (`model.cases`) judged by the explorer;
+  `case_file`: a case written as data (`ackguard verify --case-file`), and
+  `CaseRecord`, a case with the sites and variants a file adds;
 - `site_file`: the site records the audit writes and the explorer reads.
 
 The names below are imported on first use, so `import proofs.engines.explore`
@@ -36,6 +38,7 @@ if _typing.TYPE_CHECKING:
     )
     from proofs.engines.audit_session_file import SessionFile, load_session_file
     from proofs.engines.audit_session_shape import InferredShape, infer_shape
+    from proofs.engines.case_file import CaseRecord, load_case_file
     from proofs.engines.casebook import CaseVerdict, judge
     from proofs.engines.explore import Exploration, Finding
     from proofs.engines.site_file import SiteSpec, load_sites, pair_scenarios
@@ -54,6 +57,8 @@ _WHERE = {
     "load_session_file": "proofs.engines.audit_session_file",
     "InferredShape": "proofs.engines.audit_session_shape",
     "infer_shape": "proofs.engines.audit_session_shape",
+    "CaseRecord": "proofs.engines.case_file",
+    "load_case_file": "proofs.engines.case_file",
     "CaseVerdict": "proofs.engines.casebook",
     "judge": "proofs.engines.casebook",
     "Exploration": "proofs.engines.explore",
@@ -71,6 +76,7 @@ _WHERE = {
 
 __all__ = [
     "AuditConfig",
+    "CaseRecord",
     "CaseVerdict",
     "CellResult",
     "Exploration",
@@ -88,6 +94,7 @@ __all__ = [
     "emit_sites",
     "infer_shape",
     "judge",
+    "load_case_file",
     "load_session_file",
     "load_sites",
     "model_machine",

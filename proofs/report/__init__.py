@@ -4,10 +4,13 @@
 - `formats`: a trace as a Mermaid sequence diagram and as an ITF trace;
 - `verify`, `explore`, `conform`, `demo`, `audit`, `livekit`: each command's
   tables (as lines; the command line prints them) and JSON;
-- `pages`: `docs/variants.md`, generated from the verdicts.
+- `casebook`: `ackguard verify --case` tables and JSON, what each fix closes, and
+  the sections of `docs/casebook.md`;
+- `pages`: `docs/variants.md` and `docs/casebook.md`, generated from the verdicts.
 
 Nothing here runs a check of its own except `pages`, which asks the z3 engine
-for the catalog's verdicts. The names below are imported on first use.
+for the catalog's verdicts, and `casebook.judged`, which asks the case's judge.
+The names below are imported on first use.
 """
 
 import typing as _typing
@@ -15,11 +18,17 @@ import typing as _typing
 import proofs.lazy as _lazy
 
 if _typing.TYPE_CHECKING:
+    from proofs.report.casebook import JudgedCase, case_json, case_lines, judged, render_casebook
     from proofs.report.formats import itf, mermaid
     from proofs.report.render import describe, trace_json, trace_lines
     from proofs.report.verify import cell_json
 
 _WHERE = {
+    "JudgedCase": "proofs.report.casebook",
+    "case_json": "proofs.report.casebook",
+    "case_lines": "proofs.report.casebook",
+    "judged": "proofs.report.casebook",
+    "render_casebook": "proofs.report.casebook",
     "cell_json": "proofs.report.verify",
     "describe": "proofs.report.render",
     "itf": "proofs.report.formats",
@@ -29,10 +38,15 @@ _WHERE = {
 }
 
 __all__ = [
+    "JudgedCase",
+    "case_json",
+    "case_lines",
     "cell_json",
     "describe",
     "itf",
+    "judged",
     "mermaid",
+    "render_casebook",
     "trace_json",
     "trace_lines",
 ]

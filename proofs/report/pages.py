@@ -1,7 +1,9 @@
-"""Generated docs: `docs/variants.md` from the verdicts of `ackguard verify --json`.
+"""Generated docs: `docs/variants.md` from the verdicts of `ackguard verify --json`,
+and `docs/casebook.md` from the cases (`proofs.report.casebook`).
 
-    python -m proofs.pages            # rewrite docs/variants.md
-    python -m proofs.pages --check    # exit 1 if the committed page is out of date
+    python -m proofs.pages                    # rewrite both pages
+    python -m proofs.pages --page casebook    # only one of them
+    python -m proofs.pages --check            # exit 1 if a committed page is out of date
 
 Nothing timing-dependent goes on the page (no seconds), so the same code gives
 the same page, and a test can compare them.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,11 @@ from attrs import evolve
 
 from model import CONFIGURATIONS, ENVIRONMENTS, SCENARIOS, VARIANTS, Invariant
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "variants.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "variants.md"
+CASEBOOK_PAGE = ROOT / "docs" / "casebook.md"
+#: The how-to's worked example: a case file outside the catalog.
+EXAMPLE_CASE = "tests/examples/case-summarised-function-call.json"
 
 
 def verdict_cells() -> list[dict[str, Any]]:
@@ -209,17 +215,45 @@ def _variant_section(name: str, summary: str, cells: Sequence[dict[str, Any]]) -
     return lines
 
 
+def casebook_page() -> str:
+    """`docs/casebook.md` as the cases and the worked example give it now."""
+    from model import CASES
+    from proofs.engines.case_file import CaseRecord, load_case_file
+    from proofs.report.casebook import judged, render_casebook
+
+    example = evolve(load_case_file(str(ROOT / EXAMPLE_CASE)), path=EXAMPLE_CASE)
+    return render_casebook([judged(CaseRecord(case)) for case in CASES], judged(example))
+
+
+def variants_page() -> str:
+    """`docs/variants.md` as the default `ackguard verify` gives it now."""
+    return render_variants(verdict_cells())
+
+
+#: Each page the command writes: its file and what makes its text.
+PAGES: dict[str, tuple[Path, Callable[[], str]]] = {
+    "variants": (PAGE, variants_page),
+    "casebook": (CASEBOOK_PAGE, casebook_page),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
+    parser.add_argument(
+        "--page", choices=sorted(PAGES), action="append", help="repeatable; default: every page"
+    )
     args = parser.parse_args(argv)
-    page = render_variants(verdict_cells())
-    if args.check:
-        current = PAGE.read_text() if PAGE.exists() else ""
-        if current != page:
-            print(f"{PAGE} is out of date: run python -m proofs.pages", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(page)
-    print(f"wrote {PAGE}")
-    return 0
+    status = 0
+    for name in args.page or PAGES:
+        path, make = PAGES[name]
+        page = make()
+        if args.check:
+            current = path.read_text() if path.exists() else ""
+            if current != page:
+                print(f"{path} is out of date: run python -m proofs.pages", file=sys.stderr)
+                status = 1
+            continue
+        path.write_text(page)
+        print(f"wrote {path}")
+    return status
