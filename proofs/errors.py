@@ -26,6 +26,7 @@ __all__ = [
     "AckguardError",
     "AuditInputError",
     "CannotRun",
+    "CaseFileError",
     "EncodingMismatch",
     "InputError",
     "InternalError",
@@ -64,6 +65,11 @@ class SiteFileError(InputError, ValueError):
 class SessionFileError(SiteFileError):
     """A session file (the shape `audit --emit-sites` infers for a provider class) that
     cannot be read; the message names the file, the JSON path and what was expected."""
+
+
+class CaseFileError(InputError, ValueError):
+    """A case file (a report of the casebook written as data) that cannot be read; the
+    message names the file, the JSON path and what was expected."""
 
 
 class AuditInputError(InputError, ValueError):

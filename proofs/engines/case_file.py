@@ -54,7 +54,7 @@ from proofs.engines import casebook
 from proofs.engines.casebook import CaseVerdict
 from proofs.engines.explore import explore
 from proofs.engines.site_file import error_order, explain, read_json
-from proofs.errors import InputError, SiteFileError
+from proofs.errors import CaseFileError, SiteFileError
 
 __all__ = [
     "SCHEMA_NOTE",
@@ -250,19 +250,21 @@ def load_case_file(path: str) -> CaseRecord:
     """The case of the file at `path`, checked against `effective_schema()` and then
     against the model (known sites, fresh item ids, expectations the case judges).
 
-    Every error is `InputError`, one line: the file, the JSON path, what was expected.
+    Every error is `CaseFileError`, one line: the file, the JSON path, what was expected.
     """
     if not os.path.exists(path):
-        raise InputError(f"{path}: no such file (a case file: docs/casebook.md, 'Adding a report')")
+        raise CaseFileError(
+            f"{path}: no such file (a case file: docs/casebook.md, 'Adding a report')"
+        )
     if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory, not a case file")
+        raise CaseFileError(f"{path}: is a directory, not a case file")
     try:
         data = read_json(path)
     except SiteFileError as error:
-        raise InputError(str(error).replace("a site file", "a case file")) from None
+        raise CaseFileError(str(error).replace("a site file", "a case file")) from None
     errors = sorted(_validator().iter_errors(data), key=error_order)
     if errors:
-        raise InputError(f"{path}: {explain(errors[0], 'a case file object')} ({SCHEMA_NOTE})")
+        raise CaseFileError(f"{path}: {explain(errors[0], 'a case file object')} ({SCHEMA_NOTE})")
     return _Reader(path, data).record()
 
 
@@ -274,8 +276,8 @@ class _Reader:
         self.path = path
         self.data = data
 
-    def fail(self, where: str, what: str) -> InputError:
-        return InputError(f"{self.path}: {where}: {what}")
+    def fail(self, where: str, what: str) -> CaseFileError:
+        return CaseFileError(f"{self.path}: {where}: {what}")
 
     def record(self) -> CaseRecord:
         data = self.data

@@ -39,7 +39,7 @@ from proofs.engines.case_file import (
     load_case_file,
     shape_fields,
 )
-from proofs.errors import InputError
+from proofs.errors import CaseFileError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "case-summarised-function-call.json"
 
@@ -213,7 +213,7 @@ def test_a_wrong_file_is_one_line_naming_file_path_and_expected_value(
     data = copy.deepcopy(_example())
     change(data)
     path = _write(tmp_path, data)
-    with pytest.raises(InputError) as raised:
+    with pytest.raises(CaseFileError) as raised:
         load_case_file(path)
     message = str(raised.value)
     assert "\n" not in message
@@ -231,10 +231,10 @@ def test_a_wrong_file_is_one_line_naming_file_path_and_expected_value(
 )
 def test_an_unreadable_file_is_one_line_too(tmp_path: Path, text: str | None, says: str) -> None:
     path = str(tmp_path / "case.json") if text is None else _write(tmp_path, text)
-    with pytest.raises(InputError, match="^" + path.replace(".", r"\.")) as raised:
+    with pytest.raises(CaseFileError, match="^" + path.replace(".", r"\.")) as raised:
         load_case_file(path)
     assert says in str(raised.value)
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(CaseFileError, match="is a directory"):
         load_case_file(str(tmp_path))
 
 
@@ -297,7 +297,7 @@ def _changed(document: Any) -> list[tuple[str, Any]]:
 
 
 def test_each_changed_value_loads_or_is_one_line(tmp_path: Path) -> None:
-    """Every single change to the example: no error but `InputError`, and that one
+    """Every single change to the example: no error but `CaseFileError`, and that one
     line names the file and a JSON path."""
     refused = 0
     cases = _changed(_example())
@@ -305,7 +305,7 @@ def test_each_changed_value_loads_or_is_one_line(tmp_path: Path) -> None:
         path = _write(tmp_path, document)
         try:
             load_case_file(path)
-        except InputError as error:
+        except CaseFileError as error:
             message = str(error)
             assert "\n" not in message and message.startswith(f"{path}: $"), (what, message)
             refused += 1

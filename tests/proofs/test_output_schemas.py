@@ -52,7 +52,13 @@ from tests.conformance.mutants import MUTANTS
 
 COMMON = "output-common"
 COMMANDS = ("verify", "explore", "conform", "audit", "demo", "livekit")
-SCHEMA_NAMES = (*(f"{command}-output" for command in COMMANDS), COMMON, "site-file", "session-file")
+SCHEMA_NAMES = (
+    *(f"{command}-output" for command in COMMANDS),
+    COMMON,
+    "site-file",
+    "session-file",
+    "case-file",
+)
 
 #: Fields a producer writes only sometimes: with `--mermaid`; on a livekit replay;
 #: livekit's Hypothesis rows (with --hypothesis N) and a scenario the provider
