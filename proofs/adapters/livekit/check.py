@@ -116,10 +116,14 @@ def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]
     return data
 
 
-def release_config(variant: str, scenario: Scenario, environment: Environment) -> Config:
+def release_config(
+    variant: str, scenario: Scenario, environment: Environment, speech_turn: bool = True
+) -> Config:
     """The model of a livekit release: `variant` on the site records with livekit's
-    speech turn (`model.sites.with_speech_turn`), the scheduler both releases have."""
-    return Config(VARIANTS_BY_NAME[variant], scenario, environment, extra_sites=with_speech_turn())
+    speech turn (`model.sites.with_speech_turn`), the scheduler both releases have;
+    `speech_turn=False` gives the catalog's records, which wait for no turn."""
+    extra = with_speech_turn() if speech_turn else ()
+    return Config(VARIANTS_BY_NAME[variant], scenario, environment, extra_sites=extra)
 
 
 def with_options(environment: Environment, options: Iterable[str]) -> Environment:
@@ -138,19 +142,21 @@ def check_scenario(
     sweep: bool = True,
     options: tuple[str, ...] = (),
     provider: str = "standin",
+    speech_turn: bool = True,
 ) -> dict[str, Any]:
     """One scenario: the model's counterexamples and (`sweep`) every interleaving the
-    model allows, run over `provider`; the real outcome beside the explorer's verdict."""
+    model allows, run over `provider`; the real outcome beside the explorer's verdict
+    (`speech_turn=False`: the model without livekit's speech turn, to show it matters)."""
     go = runner(provider)
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
-    config = release_config(release.variant, scenario, environment)
+    config = release_config(release.variant, scenario, environment, speech_turn)
     applicable = all(call.site in release.sites for call in scenario.calls)
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     seen: set[tuple[str, ...]] = set()
     explorations = {
-        source: explore(release_config(source, scenario, environment))
+        source: explore(release_config(source, scenario, environment, speech_turn))
         for source in dict.fromkeys((release.variant, WEAKEST))
     }
     for source, exploration in explorations.items():
