@@ -25,6 +25,11 @@ and one websocket is one ordered stream, so it never overtakes an item op or
 event. The server's half of the observation is read from the gated server's
 own records; the session's half from the real session (`_remote_chat_ctx`,
 its lock, its ack futures).
+
+Two interrupted generations run one after the other, as livekit's speech
+scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
+message is on the server is the set-up's; the other is a real reply started at
+its call. Two never-played messages at the start are refused.
 """
 
 from __future__ import annotations
