@@ -179,6 +179,36 @@ def step(state: State, config: Config, move: Move) -> State:
 # -- task moves ---------------------------------------------------------------
 
 
+def speech_held(state: State, config: Config, index: int) -> bool:
+    """Whether a call other than task `index`'s holds the speech turn (`SpeechTurn`).
+
+    Read off the tasks' program counters, so the state needs nothing more. While
+    every task whose generation may be current at the start is uncalled, one of
+    them holds the turn: one whose never-played items are on the server already,
+    else any of them (each may be the one); the others wait, as the scheduler
+    runs one generation at a time. After that, a task holds the turn from its call until its push
+    returns where its site holds it across the push.
+    """
+    current = [t for t in range(len(state.tasks)) if config.site(t).speech.from_start]
+    # a generation whose items are on the server already is the one that ran
+    starters = [t for t in current if config.call(t).drops] or current
+    if starters and all(state.tasks[t].pc is Pc.IDLE for t in starters):
+        return index not in starters
+    return any(
+        other != index and config.site(other).speech.across_push and task.pc in _CALLED
+        for other, task in enumerate(state.tasks)
+    )
+
+
+#: The program counters of a push that has been called and has not returned.
+_CALLED: frozenset[Pc] = frozenset({Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND})
+
+
+def _may_call(state: State, config: Config, index: int) -> bool:
+    """A site that waits for the speech turn is called only when no other call holds it."""
+    return not config.site(index).speech.waits or not speech_held(state, config, index)
+
+
 def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
     for index, task in enumerate(state.tasks):
         site = config.site(index)
@@ -190,11 +220,12 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
                     Move(MoveKind.COPY, index),
                     state.with_task(index, pc=Pc.COPIED, copy=state.local),
                 )
-            else:
+            elif _may_call(state, config, index):
                 yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
         elif task.pc is Pc.COPIED:
             assert task.copy is not None
-            yield Move(MoveKind.CALL, index), _call(state, config, index, task.copy)
+            if _may_call(state, config, index):
+                yield Move(MoveKind.CALL, index), _call(state, config, index, task.copy)
         elif task.pc is Pc.WAIT_ACTIVITY and state.activity_lock.owner == index:
             yield Move(MoveKind.WAKE, index), _snapshot(state, config, index)
         elif task.pc is Pc.WAIT_PROVIDER and state.provider_lock.owner == index:

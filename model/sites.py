@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 
 class RequestSource(enum.Enum):
@@ -73,6 +73,47 @@ class Creation(enum.Enum):
     BEFORE_CALL = "before-call"
 
 
+class SpeechTurn(enum.Enum):
+    """How a site stands to livekit's speech scheduler, which lets one speech (a
+    reply's generation, a `say()`) be current at a time (`docs/model.md`, "The
+    speech turn"). A site that waits cannot be called while another call holds the
+    turn; the model has no queue of speeches: a waiting call is one not made yet."""
+
+    #: Not a speech and waits for none (the application's replacement).
+    NONE = "none"
+    #: Waits until no speech is current and holds none (the tool-output push's
+    #: `while self._current_speech or self._speech_q`).
+    WAITS = "waits"
+    #: A speech: waits for its turn, and gives it up before its snapshot
+    #: (`say()` marks its generation done after playout, before it pushes).
+    WAITS_THEN_YIELDS = "waits-then-yields"
+    #: A speech: waits for its turn and holds it until its push returns (the user
+    #: turn pushes inside its own reply task).
+    HOLDS_ACROSS_PUSH = "holds-across-push"
+    #: Inside a generation that is the current speech when the scenario starts
+    #: (its items are on the server already); gives the turn up when called (the
+    #: interrupted path marks the generation done before its push).
+    CURRENT_UNTIL_CALL = "current-until-call"
+    #: As `CURRENT_UNTIL_CALL`, but holds the turn until its push returns (the
+    #: cleanup pushes before the generation is marked done).
+    CURRENT_ACROSS_PUSH = "current-across-push"
+
+    @property
+    def waits(self) -> bool:
+        """Whether a call of the site waits while another call holds the turn."""
+        return self is not SpeechTurn.NONE
+
+    @property
+    def from_start(self) -> bool:
+        """Whether the site's generation is current when the scenario starts."""
+        return self in (SpeechTurn.CURRENT_UNTIL_CALL, SpeechTurn.CURRENT_ACROSS_PUSH)
+
+    @property
+    def across_push(self) -> bool:
+        """Whether the site holds the turn from its call until its push returns."""
+        return self in (SpeechTurn.HOLDS_ACROSS_PUSH, SpeechTurn.CURRENT_ACROSS_PUSH)
+
+
 @frozen
 class LocalOrder:
     """Where a site's new items go in the local context, and when they are created.
@@ -96,6 +137,9 @@ class Site:
     local_update: LocalUpdate
     #: Where the real code is (release and function), for readers and the audit.
     source: str = ""
+    #: How the site waits for livekit's speech scheduler (`SpeechTurn`); a site
+    #: read from a file waits for nothing unless it says.
+    speech: SpeechTurn = SpeechTurn.NONE
 
 
 SITES: tuple[Site, ...] = (
@@ -163,6 +207,26 @@ LOCAL_ORDER: dict[str, LocalOrder] = {
     "replacement": LocalOrder(),
     "cleanup": LocalOrder(),
 }
+
+
+#: How each catalog site waits for livekit's speech scheduler, the same in
+#: livekit-agents 1.8.8 and 1.8.9 (`docs/model.md`, "The speech turn", has the
+#: lines). The catalog's own records wait for nothing, as the seed discussion
+#: reasoned about them; `with_speech_turn` gives the records with these values.
+SPEECH_TURNS: dict[str, SpeechTurn] = {
+    "user-turn": SpeechTurn.HOLDS_ACROSS_PUSH,
+    "tool-outputs": SpeechTurn.WAITS,
+    "interrupted-tool-outputs": SpeechTurn.CURRENT_UNTIL_CALL,
+    "replacement": SpeechTurn.NONE,
+    "cleanup": SpeechTurn.CURRENT_ACROSS_PUSH,
+    "spoken-message": SpeechTurn.WAITS_THEN_YIELDS,
+}
+
+
+def with_speech_turn(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
+    """`sites` with livekit's speech turn (`SPEECH_TURNS`), for `Config(extra_sites=...)`:
+    the records of an agent whose scheduler runs one speech at a time."""
+    return tuple(evolve(site, speech=SPEECH_TURNS.get(site.name, site.speech)) for site in sites)
 
 
 def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:

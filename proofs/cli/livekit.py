@@ -71,9 +71,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=["standin", "plugin"],
         default="standin",
         help=(
-            "the realtime model under the session: ackguard's stand-in (default, fast, drives "
-            "two interrupted generations at once) or the release's own OpenAI plugin over the "
-            "gated websocket (no stand-in for the provider)"
+            "the realtime model under the session: ackguard's stand-in (default, fast, can "
+            "hold two never-played messages at once) or the release's own OpenAI plugin over "
+            "the gated websocket (no stand-in for the provider)"
         ),
     )
     parser.add_argument(

@@ -238,6 +238,11 @@ class CompactModel:
         self.n_tasks = len(scenario.calls)
         self.source = tuple(config.site(t).request for t in tasks)
         self.update = tuple(config.local_update(t) for t in tasks)
+        turns = tuple(config.site(t).speech for t in tasks)
+        self.waits = tuple(turn.waits for turn in turns)
+        self.across = tuple(turn.across_push for turn in turns)
+        current = tuple(t for t in tasks if turns[t].from_start)
+        self.starters = tuple(t for t in current if scenario.calls[t].drops) or current
         self.locks = tuple(config.locks(t) for t in tasks)
         self.adds = tuple(tuple(self.ids[i] for i in scenario.calls[t].adds) for t in tasks)
         self.drops = tuple(frozenset(self.ids[i] for i in scenario.calls[t].drops) for t in tasks)
@@ -385,11 +390,13 @@ class CompactModel:
                     w = _Scratch(s)
                     w.tasks[index] = (COPIED, s[LOCAL], None, False, 0)
                     out.append(((MoveKind.COPY, index, None), w.freeze()))
-                else:
+                elif not (self.waits[index] and self._speech_held(tasks, index)):
                     w = _Scratch(s)
                     self._call(w, index, s[LOCAL])
                     out.append(((MoveKind.CALL, index, None), w.freeze()))
             elif pc == COPIED:
+                if self.waits[index] and self._speech_held(tasks, index):
+                    continue
                 w = _Scratch(s)
                 self._call(w, index, task[1])
                 out.append(((MoveKind.CALL, index, None), w.freeze()))
@@ -409,6 +416,18 @@ class CompactModel:
                 out.append(((MoveKind.RESUME, index, None), w.freeze()))
         self._environment(s, out)
         return out
+
+    def _speech_held(self, tasks: tuple[Any, ...], index: int) -> bool:
+        """`model.moves.speech_held` on compact tasks."""
+        if self.starters and all(tasks[t][0] == IDLE for t in self.starters):
+            return index not in self.starters
+        return any(
+            other != index
+            and self.across[other]
+            and IDLE < tasks[other][0] < FINISHED
+            and tasks[other][0] != COPIED
+            for other in range(self.n_tasks)
+        )
 
     def _apply(self, items: tuple[int, ...], index: int) -> tuple[int, ...]:
         drops = self.drops[index]

@@ -119,6 +119,17 @@ class LivekitAdapter:
                 raise UnsupportedConfig("cleanup drops exactly one never-played item here")
         if set(scenario.initial_local) - set(scenario.server):
             raise UnsupportedConfig("every item of the initial local context is on the server")
+        sites = {call.site for call in scenario.calls}
+        if {"cleanup", "tool-outputs"} <= sites:
+            # the tool's generation has to run before the cleanup's (a reply started
+            # after it queues behind it, and the interruption cancels it unrun); then
+            # the never-played message follows the tool's function call, the local
+            # context's last item, and the activity adds a placeholder of it locally
+            # (`_on_remote_item_added`), which this scenario's start does not have
+            raise UnsupportedConfig(
+                "a cleanup beside a tool-output push: run after the tool's generation, the "
+                "never-played message gets a local placeholder the scenario does not start with"
+            )
         interruptible = [i for i, c in enumerate(scenario.calls) if c.site in _INTERRUPTIBLE]
         #: Calls driven through the activity's coroutines rather than the public API.
         self.direct = (
@@ -212,7 +223,13 @@ class LivekitAdapter:
             assert not activity._rt_chat_ctx_lock.locked()
             activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
         self._seed_model_items()
-        for index, call in enumerate(scenario.calls):
+        # the interrupted generations last: each is the current speech when the
+        # scenario starts (`SpeechTurn`), so a reply started after it would be
+        # queued behind it, and `interrupt()` would cancel that queued reply too
+        for index, call in sorted(
+            enumerate(scenario.calls),
+            key=lambda entry: self.config.site(entry[0]).speech.from_start,
+        ):
             with self.loop.running():
                 self._prepare(index, call.site)
             self._settle_delivering()

@@ -27,6 +27,7 @@ from typing import Any
 
 from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, Call
+from model.sites import with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
@@ -115,6 +116,16 @@ def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]
     return data
 
 
+def release_config(
+    variant: str, scenario: Scenario, environment: Environment, speech_turn: bool = True
+) -> Config:
+    """The model of a livekit release: `variant` on the site records with livekit's
+    speech turn (`model.sites.with_speech_turn`), the scheduler both releases have;
+    `speech_turn=False` gives the catalog's records, which wait for no turn."""
+    extra = with_speech_turn() if speech_turn else ()
+    return Config(VARIANTS_BY_NAME[variant], scenario, environment, extra_sites=extra)
+
+
 def with_options(environment: Environment, options: Iterable[str]) -> Environment:
     """`environment` with more options on (`timeouts`, `rejections`, ...)."""
     on = {name.replace("_", "-") for name in options}
@@ -131,19 +142,21 @@ def check_scenario(
     sweep: bool = True,
     options: tuple[str, ...] = (),
     provider: str = "standin",
+    speech_turn: bool = True,
 ) -> dict[str, Any]:
     """One scenario: the model's counterexamples and (`sweep`) every interleaving the
-    model allows, run over `provider`; the real outcome beside the explorer's verdict."""
+    model allows, run over `provider`; the real outcome beside the explorer's verdict
+    (`speech_turn=False`: the model without livekit's speech turn, to show it matters)."""
     go = runner(provider)
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
-    config = Config(variant, scenario, environment)
+    config = release_config(release.variant, scenario, environment, speech_turn)
     applicable = all(call.site in release.sites for call in scenario.calls)
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     seen: set[tuple[str, ...]] = set()
     explorations = {
-        source: explore(Config(VARIANTS_BY_NAME[source], scenario, environment))
+        source: explore(release_config(source, scenario, environment, speech_turn))
         for source in dict.fromkeys((release.variant, WEAKEST))
     }
     for source, exploration in explorations.items():
@@ -241,7 +254,7 @@ def check_scenario(
 def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:
     """One site alone, through the public API: the line it pushes from, and whether
     it steps with the model (a lone push races nobody, so nothing may break)."""
-    config = Config(VARIANTS_BY_NAME[release.variant], scenario, scenario.environment)
+    config = release_config(release.variant, scenario, scenario.environment)
     go = runner(provider)
     outcomes = [go(config, moves) for moves in sequences(config)]
     call = scenario.calls[0]
@@ -331,7 +344,7 @@ def hypothesis_rows(
     rows = []
     for scenario in scenarios:
         environment = with_options(scenario.environment, options)
-        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        config = release_config(release.variant, scenario, environment)
         try:
             rows.append(hypothesis_check(config, examples=examples))
         except UnsupportedConfig as error:
@@ -410,7 +423,7 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
     except UnsupportedConfig as error:
         options = kwargs.get("options", ())
         environment = with_options(scenario.environment, options)
-        config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+        config = release_config(release.variant, scenario, environment)
         findings = explore(config).findings
         return {
             "scenario": scenario.name,

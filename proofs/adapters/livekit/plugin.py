@@ -25,6 +25,11 @@ and one websocket is one ordered stream, so it never overtakes an item op or
 event. The server's half of the observation is read from the gated server's
 own records; the session's half from the real session (`_remote_chat_ctx`,
 its lock, its ack futures).
+
+Two interrupted generations run one after the other, as livekit's speech
+scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
+message is on the server is the set-up's; the other is a real reply started at
+its call. Two never-played messages at the start are refused.
 """
 
 from __future__ import annotations
@@ -59,13 +64,22 @@ class PluginAdapter(LivekitAdapter):
     """The livekit adapter over the real OpenAI plugin (see the module docstring)."""
 
     def __init__(self, config: Config) -> None:
-        interruptible = [c for c in config.scenario.calls if c.site in _INTERRUPTIBLE]
-        if len(interruptible) > 1:
+        calls = config.scenario.calls
+        interruptible = [i for i, c in enumerate(calls) if c.site in _INTERRUPTIBLE]
+        if sum(1 for i in interruptible if calls[i].drops) > 1:
             raise UnsupportedConfig(
-                "two interrupted generations at once need the activity's coroutine driven "
-                "with a generation of ackguard's own; over the plugin every generation is "
-                "the server's (not driven here)"
+                "two never-played messages on the server at the start need two generations "
+                "current at once; the speech scheduler runs one at a time (not driven here)"
             )
+        #: Interrupted generations started at their call, not in the set-up: with
+        #: two in a scenario the scheduler runs them one after the other
+        #: (`SpeechTurn`), so the later one starts once the turn is free. The one
+        #: whose message is on the server at the start is the set-up's.
+        self.deferred = (
+            frozenset(i for i in interruptible if not calls[i].drops)
+            if len(interruptible) > 1
+            else frozenset()
+        )
         self._delivering: asyncio.Task[Any] | None = None
         super().__init__(config, direct=frozenset())
         self.loop.on_blocked = self._release_background
@@ -106,7 +120,18 @@ class PluginAdapter(LivekitAdapter):
                 return
         raise SetupError("the set-up did not settle")
 
+    def call(self, task: int) -> None:
+        """A deferred generation starts now, runs (its session traffic let through)
+        until its tool has returned, and is then interrupted as any other."""
+        if task in self.deferred:
+            self.deferred = self.deferred - {task}
+            self._prepare(task, self.config.call(task).site)
+            self.loop.run_until_blocked()
+        super().call(task)
+
     def _prepare(self, index: int, site: str) -> None:
+        if index in self.deferred:
+            return
         call = self.config.call(index)
         if site in ("tool-outputs", "interrupted-tool-outputs"):
             name = call.adds[0]
