@@ -56,9 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _replay(parser: argparse.ArgumentParser, args: argparse.Namespace, names: list[str]) -> int:
     """One replay string over the plugin, for one scenario: what the real code did."""
-    from model import Config
-    from model.variants import VARIANTS_BY_NAME
-    from proofs.adapters.livekit.check import with_options
+    from proofs.adapters.livekit.check import release_config, with_options
     from proofs.adapters.livekit.explore_plugin import replay
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
 
@@ -67,7 +65,8 @@ def _replay(parser: argparse.ArgumentParser, args: argparse.Namespace, names: li
     release = RELEASES_BY_VERSION[str(installed_version())]
     scenario = SCENARIOS_BY_NAME[names[0]]
     environment = with_options(scenario.environment, tuple(args.options))
-    config = Config(VARIANTS_BY_NAME[release.variant], scenario, environment)
+    # the release's model: its sites wait for livekit's speech turn, as the runs do
+    config = release_config(release.variant, scenario, environment)
     result = {"release": release.version, "scenario": scenario.name, **replay(config, args.replay)}
     json.dump(result, sys.stdout, indent=1)
     sys.stdout.write("\n")
