@@ -3,6 +3,9 @@ function calls and outputs, and what the proposed fix does with an orphaned outp
 
 from __future__ import annotations
 
+import attrs
+import pytest
+
 from model import Config, Environment, Invariant, Move, MoveKind, State, Verdict, step
 from model.cases import CASES_BY_NAME, Case, Fix
 from model.moves import initial_state
@@ -69,8 +72,6 @@ def test_with_pr_1843_the_orphaned_output_is_dropped_and_never_in_the_local_cont
 def test_the_mutant_that_rebuilds_everything_keeps_the_call_and_the_output() -> None:
     """The check catches the rebuild's omission: with the function items rebuilt the
     same path loses nothing."""
-    import attrs
-
     from model.shapes import Rebuilds
     from proofs.engines.explore import explore
 
@@ -85,3 +86,23 @@ def test_the_mutant_that_rebuilds_everything_keeps_the_call_and_the_output() -> 
     found = explore(config, (Invariant.AGREEMENT_AT_REST,)).findings[0]
     assert found.verdict is Verdict.COUNTEREXAMPLE and found.violation is not None
     assert found.violation.item == "msg0"
+
+
+def test_the_z3_and_first_order_sides_refuse_the_reconnect_shapes() -> None:
+    """They model neither the released reconnect nor an orphan check: each says so
+    rather than claiming a proof."""
+    from model import SHAPES_BY_NAME, SITES_BY_NAME, VARIANTS_BY_NAME
+    from proofs.engines.fol.modelled import coverage, covers
+    from proofs.engines.fol.system import Cell
+    from proofs.engines.smt.encoding import refuse_unmodelled
+    from proofs.errors import UnsupportedConfig
+
+    shapes = [fix.shape for fix in CASE.configurations] + [SHAPES_BY_NAME["openai-reconnect"]]
+    for shape in shapes:
+        config = config_of(CASE, _fix("before"), Environment())
+        with pytest.raises(UnsupportedConfig):
+            refuse_unmodelled(attrs.evolve(config, shape=shape))
+        cell = Cell(
+            VARIANTS_BY_NAME["lock5"], (SITES_BY_NAME["tool-outputs"],), Environment(), shape=shape
+        )
+        assert not covers(cell) and "does not model session shape" in coverage(cell)
