@@ -8,9 +8,11 @@ and the shortest one with exactly one dropped connection
 adapter over the gated server (`proofs.adapters.livekit.reconnect`), and prints
 whether the real code loses the same item under the same invariant.
 
-    python benchmarks/reconnect_agreement.py [--runs N]
+    python benchmarks/reconnect_agreement.py [--runs N] [--variant V]
+    PYTHONPATH=.cache/livekit/1.8.8 python benchmarks/reconnect_agreement.py --variant unlocked
 
-Needs the `livekit` extra (livekit-agents 1.8.9). Prints one markdown row per
+Needs the `livekit` extra (livekit-agents 1.8.9), or 1.8.8 under `.cache` first
+on the path (its `_reconnect` is 1.8.9's, five lines higher). Prints one markdown row per
 replay and the median seconds per replay over `--runs` repetitions.
 """
 
@@ -48,15 +50,23 @@ def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--variant",
+        default="lock5",
+        help="the installed release's variant: lock5 for 1.8.9, unlocked for 1.8.8",
+    )
     args = parser.parse_args()
     shape = SHAPES_BY_NAME["openai-reconnect"]
     env = Environment(reconnects=True)
+    from proofs.adapters.livekit.releases import installed_version
+
+    print(f"livekit-agents {installed_version()}, variant {args.variant}")
     print(f"load average at start: {os.getloadavg()}")
     print("| scenario | invariant | trace | model's item | real items | agrees |")
     print("| --- | --- | --- | --- | --- | --- |")
     seconds: list[float] = []
     for scenario in SCENARIOS:
-        config = Config(VARIANTS_BY_NAME["lock5"], scenario, env, shape=shape)
+        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, shape=shape)
         found = explore(config, INVARIANTS)
         for finding in found.findings:
             traces = {}
