@@ -38,6 +38,10 @@ _ORPHAN = [
 
 
 def test_every_cell_of_the_case_is_as_its_record_says() -> None:
+    from model.scenarios import validate
+
+    validate(CASE.scenario)
+    assert [fix.name for fix in CASE.configurations] == ["before", "pr-1843", "python"]
     rows = judge(CASE)
     assert rows and all(row.matches for row in rows), [r for r in rows if not r.matches]
     lost = {
