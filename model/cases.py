@@ -10,11 +10,19 @@ expects.
 
 from __future__ import annotations
 
+import attrs
 from attrs import frozen
 
-from model.environment import Environment
-from model.scenarios import Scenario
-from model.shapes import SessionShape
+from model.environment import BASE, Environment
+from model.scenarios import Call, ItemKind, Scenario
+from model.shapes import (
+    SHAPES_BY_NAME,
+    OrphanOutputs,
+    Rebuilds,
+    ReconnectMirror,
+    ReconnectResends,
+    SessionShape,
+)
 from model.variants import Invariant
 
 
@@ -84,7 +92,130 @@ class Case:
         return (self.before, *self.fixes)
 
 
+# -- case 5: livekit/agents-js #1843 -------------------------------------------
+
+_JS_SOURCE = "@livekit/agents-plugin-openai 1.7.0 plugins/openai/src/realtime/realtime_model.ts"
+
+#: agents-js before #1843: the reconnect rejects the acks still awaited (:1155-1164),
+#: empties the mirror (:1192) and rebuilds it without function calls and their
+#: outputs (:1185-1189); the OpenAI server refuses an output whose call it lacks.
+_JS_BEFORE = attrs.evolve(
+    SHAPES_BY_NAME["openai-reconnect"],
+    name="agents-js",
+    summary="agents-js OpenAI realtime: the rebuild leaves out function calls and outputs",
+    reconnect_resends=ReconnectResends.NONE,
+    reconnect_mirror=ReconnectMirror.EMPTIED,
+    rebuilds=Rebuilds.NO_FUNCTION_ITEMS,
+    orphan_outputs=OrphanOutputs.REFUSED,
+    source=_JS_SOURCE,
+)
+
+#: #1843 (open): a tool output whose function call is not in the session's
+#: context is dropped before the push, and left out of the agent's history too.
+_JS_1843 = attrs.evolve(
+    _JS_BEFORE,
+    name="agents-js-1843",
+    summary="agents-js with #1843: orphaned tool outputs dropped before the push",
+    orphan_outputs=OrphanOutputs.DROPPED,
+)
+
+#: livekit-agents 1.8.9 (Python): the rebuild keeps every item, function calls too
+#: (`_reconnect`, llm/_realtime/openai.py :1004-1009); the server refuses orphans.
+_PYTHON = attrs.evolve(
+    SHAPES_BY_NAME["openai-reconnect"],
+    name="openai-orphans-refused",
+    orphan_outputs=OrphanOutputs.REFUSED,
+)
+
+_RECONNECTS = Environment(reconnects=True)
+_SECOND_DROP = (
+    "a second drop before the rebuild's added events arrive: the mirror is still empty, "
+    "so the next rebuild leaves msg0 (and every other item) off the server"
+)
+
+CASE_AGENTS_JS_1843 = Case(
+    name="agents-js-1843",
+    title="A tool output after a reconnect has no function call to answer",
+    reports=("https://github.com/livekit/agents-js/pull/1843",),
+    summary=(
+        "agents-js rebuilds the server conversation after a reconnect from its mirror "
+        "without function calls and their outputs. A tool that returns after the "
+        "reconnect pushes its output, whose function call the new server session never "
+        "saw, and the server refuses it. The proposed fix checks the session's context "
+        "first and drops an output whose call is not there, from the push and from the "
+        "agent's history. The function call and its result are then gone from the model's "
+        "context either way; the Python SDK's 1.8.9 rebuild keeps function calls, so "
+        "no output is orphaned there."
+    ),
+    scenario=Scenario(
+        name="agents-js-1843",
+        summary="a tool output pushed while the connection drops and a rebuild leaves out "
+        "the function call it answers",
+        calls=(Call("tool-outputs", adds=("out1",)),),
+        server=("msg0", "call1"),
+        kinds=(("call1", ItemKind.FUNCTION_CALL), ("out1", ItemKind.FUNCTION_OUTPUT)),
+        environment=_RECONNECTS,
+        seed_finding="the rebuild drops call1; the server refuses out1, or the fix drops it",
+    ),
+    before=Fix(
+        name="before",
+        summary="agents-js: rebuild without function items; the orphaned output is sent "
+        "and refused",
+        variant="unlocked",
+        shape=_JS_BEFORE,
+        link="https://github.com/livekit/agents-js/blob/main/plugins/openai/src/realtime/"
+        "realtime_model.ts",
+        # read in the published packages (excludeFunctionCall in the plugin's reconnect,
+        # no orphan filter in @livekit/agents 1.7.0); not replayed against node
+        release="@livekit/agents-plugin-openai==1.7.0",
+        fails=(
+            Expected(
+                Invariant.AGREEMENT_AT_REST,
+                _RECONNECTS,
+                "the rebuild leaves call1 off the new server while the local context holds "
+                "it; out1, refused for want of its call, is lost too",
+            ),
+        ),
+    ),
+    fixes=(
+        Fix(
+            name="pr-1843",
+            summary="drop a tool output whose function call the session does not hold",
+            variant="unlocked",
+            shape=_JS_1843,
+            link="https://github.com/livekit/agents-js/pull/1843",
+            status="proposal",
+            release="",
+            fails=(
+                Expected(
+                    Invariant.AGREEMENT_AT_REST,
+                    _RECONNECTS,
+                    "call1 is still left off the new server; out1 is no loss under 2(a) "
+                    "only because the local context never holds it",
+                ),
+            ),
+        ),
+        Fix(
+            name="python",
+            summary="the Python SDK as released (livekit-agents 1.8.9): the rebuild keeps "
+            "function calls, so no output is orphaned",
+            variant="lock5",
+            shape=_PYTHON,
+            link="https://github.com/livekit/agents",
+            status="merged",
+            release="livekit-agents==1.8.9",
+            fails=(Expected(Invariant.AGREEMENT_AT_REST, _RECONNECTS, _SECOND_DROP),),
+        ),
+    ),
+    invariants=(
+        Invariant.NO_UNINTENDED_DELETE,
+        Invariant.AGREEMENT_AT_REST,
+        Invariant.MIRROR_TRUE_AT_REST,
+    ),
+    environments=(BASE, _RECONNECTS),
+)
+
 #: The catalog of cases, in the order of docs/casebook.md.
-CASES: tuple[Case, ...] = ()
+CASES: tuple[Case, ...] = (CASE_AGENTS_JS_1843,)
 
 CASES_BY_NAME: dict[str, Case] = {case.name: case for case in CASES}

@@ -17,17 +17,23 @@ from attrs import evolve, field, frozen
 from model.diff import mirror_diff, three_way_diff
 from model.environment import Environment
 from model.move_table import MOVES, MoveKind
-from model.scenarios import Call, Scenario
+from model.scenarios import Call, ItemKind, Scenario
 from model.shapes import (
     SHAPES_BY_NAME,
     Diff,
     MirrorUpdate,
     ModelItems,
+    OrphanOutputs,
+    Rebuilds,
+    ReconnectLock,
+    ReconnectMirror,
+    ReconnectResends,
     SessionShape,
     WhileDisconnected,
 )
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
+    REBUILD,
     Event,
     EventKind,
     Op,
@@ -239,6 +245,12 @@ def _call(state: State, config: Config, index: int, copy: tuple[str, ...]) -> St
     call = config.call(index)
     site = config.site(index)
     update = config.local_update(index)
+    orphans = _orphans(state, config, call)
+    if orphans:
+        # the session drops outputs whose function call it does not hold, before
+        # the push and before the local context hears of them
+        state = state.with_task(index, dropped=orphans)
+        call = _without(call, orphans)
     task = state.tasks[index]
     if site.request is RequestSource.CALLER_COPY:
         requested = _apply(copy, call)
@@ -269,7 +281,7 @@ def _snapshot(state: State, config: Config, index: int) -> State:
     """Holding the activity lock (or none): copy the session's context, then enter
     the provider (its lock only where the shape holds it across acks)."""
     if config.site(index).request is RequestSource.MIRROR_SNAPSHOT:
-        call = config.call(index)
+        call = _without(config.call(index), state.tasks[index].dropped)
         # a session with a request kept back reports that request as its context
         seen = state.mirror if state.kept is None else state.kept
         state = state.with_task(
@@ -329,6 +341,9 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     if shape.mirror_update is MirrorUpdate.AT_SEND:
         state = evolve(state, mirror=request)
     sent = ops if config.reconnects() else ()
+    if sent and shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
+        # one record of sent ops, cleared as each push starts: only this push's stay
+        state = evolve(state, tasks=tuple(evolve(t, ops=()) for t in state.tasks))
     if shape.waits_for_acks:
         state = state.with_task(index, pc=Pc.WAIT_ACKS, pending=keys, request=request, ops=sent)
         return state if ops else _finish(state, config, index, Pc.DONE)
@@ -355,8 +370,13 @@ def _end(state: State, config: Config, index: int, pc: Pc) -> State:
         state = evolve(state, provider_lock=state.provider_lock.release())
     if state.activity_lock.owner == index:
         state = evolve(state, activity_lock=state.activity_lock.release())
+    state = _settle_rebuild_lock(state)
     if config.local_update(index) is LocalUpdate.AFTER_PUSH:
-        state = evolve(state, local=_upsert(state.local, config.call(index).adds))
+        call = _without(config.call(index), state.tasks[index].dropped)
+        state = evolve(state, local=_upsert(state.local, call.adds))
+    if state.tasks[index].ops and config.shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
+        # the record of sent ops is cleared as the push ends, whoever is in it
+        state = evolve(state, tasks=tuple(evolve(t, ops=()) for t in state.tasks))
     return state.with_task(index, pc=pc, pending=frozenset(), ops=())
 
 
@@ -422,13 +442,15 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
     env = config.environment
     if state.to_server and state.connected:
         op = state.to_server[0]
-        yield Move(MoveKind.SERVER_APPLY, op.task, op.item), _server_apply(state, config)
+        # the rebuild's creates are no push's: their moves name no task
+        sender = None if op.task == REBUILD else op.task
+        yield Move(MoveKind.SERVER_APPLY, sender, op.item), _server_apply(state, config)
         if _enabled(env, MoveKind.SERVER_REJECT):
-            yield Move(MoveKind.SERVER_REJECT, op.task, op.item), _server_reject(state, op)
+            yield Move(MoveKind.SERVER_REJECT, sender, op.item), _server_reject(state, op)
     if state.to_client:
         event = state.to_client[0]
         yield (
-            Move(MoveKind.CLIENT_APPLY, event.task, event.item),
+            Move(MoveKind.CLIENT_APPLY, None if event.task == REBUILD else event.task, event.item),
             _client_apply(state, config),
         )
     if _enabled(env, MoveKind.MODEL_CREATES):
@@ -452,19 +474,35 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         if state.connected:
             yield Move(MoveKind.DISCONNECT), _disconnect(state)
         else:
-            yield Move(MoveKind.CONNECT), _connect(state)
+            yield Move(MoveKind.CONNECT), _connect(state, config)
 
 
 def _disconnect(state: State) -> State:
-    """The connection drops: every op and event in flight is lost."""
-    return evolve(state, connected=False, to_server=(), to_client=())
+    """The connection drops: every op and event in flight is lost, and a rebuild
+    under way with them (it gives up the session lock it held or waited for)."""
+    lock = state.provider_lock
+    if REBUILD in lock.waiters:
+        lock = attrs.evolve(lock, waiters=tuple(w for w in lock.waiters if w != REBUILD))
+    if lock.owner == REBUILD:
+        lock = lock.release()
+    return evolve(state, connected=False, to_server=(), to_client=(), provider_lock=lock)
 
 
-def _connect(state: State) -> State:
+def _connect(state: State, config: Config) -> State:
     """A new server session, as the rebuilding sessions open one: a request kept back
-    becomes the mirror, the server conversation is built from the mirror, and the
-    ops still awaited go again after it (then those queued while disconnected)."""
+    becomes the mirror, the mirror (all of it, or what the shape rebuilds) goes to the
+    new, empty server conversation, and the ops still awaited go again after it (then
+    those queued while disconnected). The shape says whether the server holds the
+    rebuild in this step with the mirror kept, or the mirror is emptied and the
+    rebuild travels as creates whose added events fill it again."""
+    shape = config.shape
+    if shape.reconnect_resends is ReconnectResends.NONE:
+        for index, task in enumerate(state.tasks):
+            if task.pc is Pc.WAIT_ACKS:
+                state = _finish(state, config, index, Pc.FAILED)
     mirror = state.mirror if state.kept is None else state.kept
+    if shape.rebuilds is Rebuilds.NO_FUNCTION_ITEMS:
+        mirror = tuple(item for item in mirror if not _function_item(config, item))
     resend = tuple(
         op
         for task in state.tasks
@@ -472,17 +510,85 @@ def _connect(state: State) -> State:
         for op in task.ops
         if op.key in task.pending and op not in state.to_server
     )
+    state = evolve(state, connected=True, kept=None)
+    if shape.reconnect_mirror is ReconnectMirror.AT_ONCE:
+        items = frozenset(mirror)
+        return evolve(
+            state,
+            mirror=mirror,
+            server=mirror,
+            to_server=resend + state.to_server,
+            reached=state.reached | items,
+            sent=state.sent | items,
+            rebuilt=state.rebuilt | (items & state.removed),
+        )
+    # The replay's creates head the new connection's FIFO and go to an empty
+    # conversation that refuses none of them (docs/model.md): the server holds them
+    # from this step on, and their added events are on their way to the mirror.
     items = frozenset(mirror)
-    return evolve(
+    rebuild = tuple(
+        Event(EventKind.ADDED, item, mirror[position - 1] if position else None, task=REBUILD)
+        for position, item in enumerate(mirror)
+    )
+    state = evolve(
         state,
-        connected=True,
-        kept=None,
-        mirror=mirror,
+        mirror=(),
         server=mirror,
         to_server=resend + state.to_server,
+        to_client=rebuild,
         reached=state.reached | items,
         sent=state.sent | items,
         rebuilt=state.rebuilt | (items & state.removed),
+    )
+    if rebuild and shape.reconnect_lock is ReconnectLock.SESSION_LOCK:
+        state = evolve(state, provider_lock=state.provider_lock.take(REBUILD))
+    return state
+
+
+def _function_item(config: Config, item: str) -> bool:
+    return config.scenario.kind(item) in (ItemKind.FUNCTION_CALL, ItemKind.FUNCTION_OUTPUT)
+
+
+def _rebuilding(state: State) -> bool:
+    """Whether a create of the rebuild, or its answer, is still in flight."""
+    return any(op.task == REBUILD for op in state.to_server) or any(
+        event.task == REBUILD for event in state.to_client
+    )
+
+
+def _settle_rebuild_lock(state: State) -> State:
+    """A rebuild that holds the session lock gives it up once it is answered."""
+    if state.provider_lock.owner == REBUILD and not _rebuilding(state):
+        return evolve(state, provider_lock=state.provider_lock.release())
+    return state
+
+
+def _orphans(state: State, config: Config, call: Call) -> frozenset[str]:
+    """The function outputs of `call` the session drops: no function call in its mirror."""
+    if config.shape.orphan_outputs is not OrphanOutputs.DROPPED:
+        return frozenset()
+    outputs = frozenset(
+        item for item in call.adds if config.scenario.kind(item) is ItemKind.FUNCTION_OUTPUT
+    )
+    if not outputs or any(
+        config.scenario.kind(item) is ItemKind.FUNCTION_CALL for item in state.mirror
+    ):
+        return frozenset()
+    return outputs
+
+
+def _without(call: Call, dropped: frozenset[str]) -> Call:
+    if not dropped:
+        return call
+    return evolve(call, adds=tuple(item for item in call.adds if item not in dropped))
+
+
+def _unanchored(state: State, config: Config, op: Op) -> bool:
+    """A function output the server refuses: it holds no function call."""
+    return (
+        config.shape.orphan_outputs is OrphanOutputs.REFUSED
+        and config.scenario.kind(op.item) is ItemKind.FUNCTION_OUTPUT
+        and not any(config.scenario.kind(item) is ItemKind.FUNCTION_CALL for item in state.server)
     )
 
 
@@ -511,6 +617,11 @@ def _server_apply(state: State, config: Config) -> State:
         )
     if op.item in server:
         return _reject(state, op)
+    if _unanchored(state, config, op):
+        # pushed, yet never to arrive, when the call it answers had been on the server
+        calls = {i for i in state.reached if config.scenario.kind(i) is ItemKind.FUNCTION_CALL}
+        refused = state.refused | {op.item} if calls else state.refused
+        return evolve(_reject(state, op), refused=refused)
     if op.after is not None and op.after not in server:
         refused = state.refused | {op.item} if op.after in state.removed else state.refused
         return evolve(_reject(state, op), refused=refused)
@@ -519,11 +630,15 @@ def _server_apply(state: State, config: Config) -> State:
 
 def _placed(state: State, op: Op, placed: tuple[str, ...]) -> State:
     """The server holds `placed` after applying create `op`, and says so."""
-    recreated = (
-        state.recreated | {(op.task, op.item)} if op.item in state.removed else state.recreated
-    )
+    recreated, rebuilt = state.recreated, state.rebuilt
+    if op.item in state.removed:
+        if op.task == REBUILD:
+            rebuilt = rebuilt | {op.item}
+        else:
+            recreated = recreated | {(op.task, op.item)}
     return evolve(
         state,
+        rebuilt=rebuilt,
         to_server=state.to_server[1:],
         server=placed,
         reached=state.reached | {op.item},
@@ -582,6 +697,7 @@ def _client_apply(state: State, config: Config) -> State:
     else:
         assert event.op is not None
         key = (event.op, event.item)
+    state = _settle_rebuild_lock(state)
     if event.task is None:
         return state
     # the mirror-diff session resolves an added or deleted event by (kind, item),

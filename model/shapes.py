@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 
+import attrs
 from attrs import frozen
 
 
@@ -80,6 +81,64 @@ class OnReconnect(enum.Enum):
     NONE = "none"
 
 
+class ReconnectResends(enum.Enum):
+    """Which ops a reconnect sends again after its rebuild (read only under `reconnects`)."""
+
+    #: Every op any waiting push still awaits.
+    AWAITED = "awaited"
+    #: Only the unanswered ops of the push that started last, while it waits: the
+    #: session keeps one record of sent ops and clears it at every push's start and end.
+    CURRENT_PUSH = "current-push"
+    #: None: the session fails every ack still awaited, so each waiting push ends
+    #: with an error, and its unanswered ops are not sent again.
+    NONE = "none"
+
+
+class ReconnectMirror(enum.Enum):
+    """What the rebuild does to the mirror (read only under `reconnects`)."""
+
+    #: The new server conversation is the mirror, in the reconnect's own step.
+    AT_ONCE = "at-once"
+    #: The mirror is emptied and the rebuild is sent as creates; the mirror fills
+    #: again only as their added events arrive (the empty window).
+    EMPTIED = "emptied"
+
+
+class ReconnectLock(enum.Enum):
+    """Whether the rebuild holds the session lock (read only with `ReconnectMirror.EMPTIED`)."""
+
+    #: The rebuild takes no lock: a push may snapshot or diff in the empty window.
+    NONE = "none"
+    #: The rebuild queues for the session lock and holds it until every create of
+    #: the rebuild is answered: no push diffs in the window (a snapshot still may).
+    SESSION_LOCK = "session-lock"
+
+
+class Rebuilds(enum.Enum):
+    """What a rebuild puts back on the new server conversation (`Scenario.kinds`)."""
+
+    EVERYTHING = "everything"
+    #: Every mirror item but function calls and function outputs.
+    NO_FUNCTION_ITEMS = "no-function-items"
+
+
+class OrphanOutputs(enum.Enum):
+    """What happens to a function output pushed while its function call is not there.
+
+    A function output is paired with a function call by kind alone (`Scenario.kinds`):
+    it is orphaned when no function-call item is where the check looks. That is exact
+    for scenarios with one function call.
+    """
+
+    #: Sent, and the server does not check for the call.
+    UNCHECKED = "unchecked"
+    #: Sent; the server refuses its create when it holds no function call.
+    REFUSED = "refused"
+    #: The session drops it before the push, from the request and the local update,
+    #: when the mirror holds no function call.
+    DROPPED = "dropped"
+
+
 class Diff(enum.Enum):
     """Which diff the session computes (ackguard's own field, beside the agreed ones)."""
 
@@ -104,6 +163,13 @@ class SessionShape:
     while_disconnected: WhileDisconnected
     on_reconnect: OnReconnect
     diff: Diff = Diff.MIRROR
+    #: How a reconnect rebuilds (docs/model.md, "Reconnect"); the defaults are the
+    #: one-step rebuild that re-sends every awaited op.
+    reconnect_resends: ReconnectResends = ReconnectResends.AWAITED
+    reconnect_mirror: ReconnectMirror = ReconnectMirror.AT_ONCE
+    reconnect_lock: ReconnectLock = ReconnectLock.NONE
+    rebuilds: Rebuilds = Rebuilds.EVERYTHING
+    orphan_outputs: OrphanOutputs = OrphanOutputs.UNCHECKED
     #: Where the real code is (release, file), for readers.
     source: str = ""
 
@@ -149,6 +215,14 @@ SHAPES: tuple[SessionShape, ...] = (
         model_items=ModelItems.AS_EVENTS,
         while_disconnected=WhileDisconnected.NONE,
         on_reconnect=OnReconnect.REBUILD_FROM_MIRROR,
+        # _reconnect (:985-1052): the record of sent ops is the current push's
+        # (:1514-1515, :1540-1541); no lock is taken. The release empties the mirror
+        # (:1011): that is `openai-reconnect` below, kept out of the verify grid for
+        # its cost (docs/model.md, "Reconnect"); here the rebuild is one step
+        reconnect_resends=ReconnectResends.CURRENT_PUSH,
+        reconnect_mirror=ReconnectMirror.AT_ONCE,
+        reconnect_lock=ReconnectLock.NONE,
+        rebuilds=Rebuilds.EVERYTHING,
         source="livekit-agents 1.8.9 livekit/agents/llm/_realtime/openai.py",
     ),
     SessionShape(
@@ -205,4 +279,19 @@ SHAPES: tuple[SessionShape, ...] = (
     ),
 )
 
-SHAPES_BY_NAME: dict[str, SessionShape] = {shape.name: shape for shape in SHAPES}
+#: livekit 1.8.9's OpenAI session with its reconnect as released: the mirror is
+#: emptied and fills again from the replay's added events. Not paired with the
+#: variants in the verify grid (its state space under `all` is a hundred times
+#: the one-step rebuild's); the casebook and the reconnect tests explore it.
+OPENAI_RECONNECT = attrs.evolve(
+    SHAPES[0],
+    name="openai-reconnect",
+    summary="livekit 1.8.9 OpenAI realtime, its reconnect as released: the mirror empties "
+    "and refills from the replay's added events",
+    reconnect_mirror=ReconnectMirror.EMPTIED,
+)
+
+#: Every shape by name: the catalog's, and the released reconnect's record.
+SHAPES_BY_NAME: dict[str, SessionShape] = {
+    shape.name: shape for shape in (*SHAPES, OPENAI_RECONNECT)
+}

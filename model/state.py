@@ -20,6 +20,11 @@ class OpKind(enum.Enum):
     DELETE = "delete"
 
 
+#: The sender of a reconnect's rebuild creates (and the holder of the session lock
+#: while a rebuild holds it): the session itself, no push task.
+REBUILD = -1
+
+
 @frozen
 class Op:
     """An op in flight from the client to the server."""
@@ -28,7 +33,7 @@ class Op:
     item: str
     #: For a create: the item it goes after (None: at the head).
     after: str | None
-    #: The task that sent it.
+    #: The task that sent it (`REBUILD`: a reconnect's rebuild).
     task: int
 
     @property
@@ -124,6 +129,9 @@ class Task:
     pending: frozenset[tuple[OpKind, str]] = frozenset()
     #: The ops it sent, kept only where a reconnect re-sends those still awaited.
     ops: tuple[Op, ...] = ()
+    #: Function outputs of its call the session dropped (their function call was
+    #: not in the mirror), under `OrphanOutputs.DROPPED`.
+    dropped: frozenset[str] = frozenset()
 
 
 @frozen

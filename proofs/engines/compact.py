@@ -49,6 +49,7 @@ from model import (
     no_unintended_delete,
 )
 from model.move_table import MOVES
+from model.shapes import OrphanOutputs
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -220,6 +221,8 @@ def unsupported(config: Config) -> str | None:
         return f"the compact encoding has no session shape like {shape.name}"
     if config.reconnects():
         return "the compact encoding has no reconnect"
+    if shape.orphan_outputs is not OrphanOutputs.UNCHECKED:
+        return "the compact encoding does not tell function outputs apart (orphan_outputs)"
     return None
 
 

@@ -1,0 +1,105 @@
+"""Replays the model's reconnect counterexamples against the real OpenAI plugin.
+
+For each catalog scenario under the `reconnects` column, with livekit 1.8.9's
+released reconnect (`openai-reconnect`) and the installed release's variant
+(lock5), it takes the explorer's shortest counterexample of invariants 1 and 2,
+and the shortest one with exactly one dropped connection
+(`reconnect.shortest_with_drops`), replays each through the lockstep plugin
+adapter over the gated server (`proofs.adapters.livekit.reconnect`), and prints
+whether the real code loses the same item under the same invariant.
+
+    python benchmarks/reconnect_agreement.py [--runs N] [--variant V]
+    PYTHONPATH=.cache/livekit/1.8.8 python benchmarks/reconnect_agreement.py --variant unlocked
+
+Needs the `livekit` extra (livekit-agents 1.8.9), or 1.8.8 under `.cache` first
+on the path (its `_reconnect` is 1.8.9's, five lines higher). Prints one markdown row per
+replay and the median seconds per replay over `--runs` repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+from model import (
+    SCENARIOS,
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Environment,
+    Invariant,
+    check,
+    initial_state,
+    step,
+)
+from proofs.adapters.livekit.reconnect import run_reconnects, shortest_with_drops
+from proofs.engines.explore import explore
+from proofs.errors import UnsupportedConfig
+
+INVARIANTS = (Invariant.NO_UNINTENDED_DELETE, Invariant.AGREEMENT_AT_REST)
+
+
+def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
+    if invariant is Invariant.NO_UNINTENDED_DELETE:
+        return outcome.unintended  # type: ignore[attr-defined,no-any-return]
+    return (*outcome.lost, *outcome.recreated)  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--variant",
+        default="lock5",
+        help="the installed release's variant: lock5 for 1.8.9, unlocked for 1.8.8",
+    )
+    args = parser.parse_args()
+    shape = SHAPES_BY_NAME["openai-reconnect"]
+    env = Environment(reconnects=True)
+    from proofs.adapters.livekit.releases import installed_version
+
+    print(f"livekit-agents {installed_version()}, variant {args.variant}")
+    print(f"load average at start: {os.getloadavg()}")
+    print("| scenario | invariant | trace | model's item | real items | agrees |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    seconds: list[float] = []
+    for scenario in SCENARIOS:
+        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, shape=shape)
+        found = explore(config, INVARIANTS)
+        for finding in found.findings:
+            traces = {}
+            if finding.trace is not None:
+                traces["shortest"] = tuple(finding.trace.moves)
+            single = shortest_with_drops(config, finding.invariant, 1)
+            if single is not None:
+                traces["one drop"] = single
+            for kind, moves in traces.items():
+                state = initial_state(config)
+                for move in moves:
+                    state = step(state, config, move)
+                violation = check(state, config, finding.invariant)
+                item = "-" if violation is None else violation.item
+                try:
+                    for _ in range(args.runs):
+                        start = time.perf_counter()
+                        outcome = run_reconnects(config, moves)
+                        seconds.append(time.perf_counter() - start)
+                    real = _real_items(outcome, finding.invariant)
+                    agrees = "yes" if item in real else "NO"
+                    shown = ", ".join(real) or "-"
+                except UnsupportedConfig as error:
+                    shown, agrees = f"not driven: {error}", "n/a"
+                print(
+                    f"| {scenario.name} | {finding.invariant.value} | {kind} ({len(moves)} moves)"
+                    f" | {item} | {shown} | {agrees} |",
+                    flush=True,
+                )
+    if seconds:
+        print(f"median seconds per replay: {statistics.median(seconds):.2f} ({len(seconds)})")
+    print(f"load average at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

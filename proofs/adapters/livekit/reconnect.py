@@ -1,0 +1,223 @@
+"""The model's reconnect moves over the real OpenAI plugin and the gated socket.
+
+The engines' harness has no connection to drop (`lockstep.STIMULUS_HANDLERS`
+refuses `disconnect` and `connect`), so this module gives them to the plugin
+adapter itself:
+
+* disconnect: the gated server closes the socket (`GatedConnection.drop`, code
+  1011); the plugin's receive loop fails, and its `_main_task` sleeps before the
+  retry. Whatever was in either FIFO of the old connection is lost with it.
+* connect: the retry's sleep (the only timer the session's main task has armed
+  then) fires; the plugin opens a new websocket, a new and empty server
+  conversation, and sends its rebuild. Session traffic goes through the gate as
+  usual; the rebuild's item creates wait at the gate like any push's, so the
+  model's next `server-apply` moves deliver them one at a time.
+
+The model is not followed along across a reconnect (the abstraction reads one
+connection's conversation), so a run here is judged on what it ends with:
+`ReconnectOutcome` reads every connection the session ever had. An item is lost
+when the local context holds it, it reached some server conversation, and the
+last one lacks it; a delete is unintended when it names an item that was
+acknowledged on its connection and that the call did not mean to remove.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from attrs import frozen
+
+from model import INTERNAL_MOVES, Config, Invariant, Move, MoveKind
+from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
+
+__all__ = ["ReconnectAdapter", "ReconnectOutcome", "run_reconnects"]
+
+log = logging.getLogger("ackguard.livekit.reconnect")
+
+
+class ReconnectAdapter(PluginAdapter):
+    """The plugin adapter with a connection the harness can drop and bring back."""
+
+    def disconnect(self) -> None:
+        conn = self.conn
+        self._start(conn.drop())
+
+    def connect(self) -> None:
+        count = len(self.gated.connections)
+        main = self.rt._main_atask
+        delays = self.loop.armed(main)
+        if not delays:
+            raise LookupError("the session's main task is not waiting to reconnect")
+        self.loop.fire(main, min(delays))
+        self.loop.run_until(lambda: len(self.gated.connections) > count)
+        # the rebuild is sent in the reconnect's own step: wait until it is read
+        self.loop.run_until_blocked()
+        # the model's connect puts the replay on the new, empty server at once (it
+        # heads the FIFO and nothing refuses it there): apply it, events held back
+        while self.conn.to_server and self._rebuild_op(self.conn.to_server[0]):
+            self.conn.apply_next()
+            self.loop.run_until_blocked()
+
+    def _rebuild_op(self, event: dict[str, Any]) -> bool:
+        """An item create the session's own rebuild sent (no push task diffed it)."""
+        if event.get("type") != "conversation.item.create":
+            return False
+        op = self.rt.sent.get(str(event.get("event_id")))
+        return op is not None and self._who(op.origin) is None
+
+    def connections(self) -> tuple[Any, ...]:
+        """Every connection the session opened, the first one first."""
+        return tuple(self.gated.connections)
+
+    def learn_names_of(self, conn: Any) -> None:
+        """Name the scenario items of an old connection's conversation too."""
+        for item in conn.conversation.items:
+            self._learn_json(item)
+
+
+@frozen
+class ReconnectOutcome:
+    """What the real plugin did with one stimulus sequence, across every connection."""
+
+    config: Config
+    stimuli: tuple[str, ...]
+    #: Scenario items the local context holds that reached a server and are gone.
+    lost: tuple[str, ...]
+    #: Scenario items a push deleted while acknowledged, not meaning to remove them.
+    unintended: tuple[str, ...]
+    #: Scenario items a delete removed from a server that are on the last one again.
+    recreated: tuple[str, ...]
+    #: How many websockets the session opened.
+    connections: int
+    #: A stimulus the real code could not take, if any.
+    stuck: str | None
+    #: The local context, the mirror and the last server conversation at the end.
+    local: tuple[str, ...]
+    mirror: tuple[str, ...]
+    server: tuple[str, ...]
+
+    @property
+    def broken(self) -> frozenset[Invariant]:
+        broken = set()
+        if self.unintended:
+            broken.add(Invariant.NO_UNINTENDED_DELETE)
+        if self.lost or self.recreated:
+            broken.add(Invariant.AGREEMENT_AT_REST)
+        return frozenset(broken)
+
+
+class _Follow(PluginFollow):
+    """`Follow` over the reconnecting adapter: the two network moves go to the
+    adapter; the model is followed up to the first of them only."""
+
+    def give(self, move: Move) -> None:
+        if move.kind not in (MoveKind.DISCONNECT, MoveKind.CONNECT):
+            super().give(move)
+            return
+        self.stimuli.append(move.label())
+        adapter: ReconnectAdapter = self.adapter  # type: ignore[assignment]
+        with self.loop.running():
+            if move.kind is MoveKind.DISCONNECT:
+                adapter.disconnect()
+        if move.kind is MoveKind.CONNECT:
+            adapter.connect()
+        self.loop.run_until_blocked()
+        if self.divergence is None:
+            self._diverge(move.label(), "not followed across a reconnect")
+
+
+def _outcome(session: _Follow, stuck: str | None) -> ReconnectOutcome:
+    adapter: ReconnectAdapter = session.adapter  # type: ignore[assignment]
+    observation = adapter.observe()
+    names = adapter.names
+    reached: set[str] = set()
+    removed: set[str] = set()
+    unintended: list[str] = []
+    for conn in adapter.connections():
+        adapter.learn_names_of(conn)
+        reached |= {names[i] for i in conn.conversation.reached if i in names}
+        removed |= {names[i] for i in conn.conversation.removed if i in names}
+        for delete in conn.deletes:
+            op = adapter.rt.sent.get(str(delete.event_id))
+            item = names.get(delete.item_id)
+            if op is None or item is None or not delete.acked:
+                continue
+            task = adapter._who(op.origin)
+            if task is None or item not in session.config.call(task).drops:
+                unintended.append(item)
+    server = observation.server
+    lost = tuple(item for item in observation.local if item in reached and item not in server)
+    return ReconnectOutcome(
+        config=session.config,
+        stimuli=tuple(session.stimuli),
+        lost=lost,
+        unintended=tuple(dict.fromkeys(unintended)),
+        recreated=tuple(item for item in server if item in removed),
+        connections=len(adapter.connections()),
+        stuck=stuck,
+        local=observation.local,
+        mirror=observation.mirror,
+        server=server,
+    )
+
+
+def run_reconnects(
+    config: Config, stimuli: Iterable[Move], *, drain: bool = True
+) -> ReconnectOutcome:
+    """Give the real plugin `stimuli`, reconnect moves included, then drain."""
+    session = _Follow(config, ReconnectAdapter)
+    stuck: str | None = None
+    try:
+        for move in stimuli:
+            if move.kind in INTERNAL_MOVES:
+                continue
+            try:
+                session.give(move)
+            except (IndexError, LookupError) as error:
+                stuck = f"{move.label()}: the real code cannot take it ({error!r})"
+                break
+        if drain:
+            session.drain(session.adapter.in_flight)
+        return _outcome(session, stuck)
+    finally:
+        logger = logging.getLogger("livekit")
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)
+        try:
+            session.close()
+        finally:
+            logger.setLevel(level)
+
+
+def shortest_with_drops(
+    config: Config, invariant: Invariant, drops: int = 1, limit: int = 200_000
+) -> tuple[Move, ...] | None:
+    """The model's shortest run that breaks `invariant` with exactly `drops` dropped
+    connections, each brought back (breadth first on the readable model).
+
+    The explorer's shortest counterexample under `reconnects` may be another
+    mechanism (two drops in a row lose the whole conversation); this finds the one a
+    single drop causes, to replay it against the plugin too.
+    """
+    from collections import deque
+
+    from model import check, initial_state, successors
+
+    start = initial_state(config)
+    seen = {(start, 0)}
+    queue: deque[tuple[Any, int, tuple[Move, ...]]] = deque([(start, 0, ())])
+    while queue:
+        state, used, moves = queue.popleft()
+        if used == drops and state.connected and check(state, config, invariant) is not None:
+            return moves
+        for move, after in successors(state, config):
+            count = used + (move.kind is MoveKind.DISCONNECT)
+            if count > drops or (after, count) in seen:
+                continue
+            if len(seen) >= limit:
+                return None
+            seen.add((after, count))
+            queue.append((after, count, (*moves, move)))
+    return None

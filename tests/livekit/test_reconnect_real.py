@@ -1,0 +1,92 @@
+"""The model's reconnect against the real OpenAI plugin of livekit-agents 1.8.9,
+over the gated server (`proofs.adapters.livekit.reconnect`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from model import (
+    SCENARIOS_BY_NAME,
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Environment,
+    Invariant,
+    Move,
+    MoveKind,
+    check,
+    initial_state,
+    step,
+)
+
+RECONNECTS = Environment(reconnects=True)
+DROP_TWICE = [Move(MoveKind.DISCONNECT), Move(MoveKind.CONNECT)] * 2
+
+
+@pytest.fixture(scope="module")
+def reconnect(livekit_version: str) -> Any:
+    if livekit_version != "1.8.9":
+        pytest.skip("this module checks the installed 1.8.9")
+    from proofs.adapters.livekit import reconnect
+
+    return reconnect
+
+
+def _config(scenario: str, shape: str = "openai-reconnect") -> Config:
+    return Config(
+        VARIANTS_BY_NAME["lock5"],
+        SCENARIOS_BY_NAME[scenario],
+        RECONNECTS,
+        shape=SHAPES_BY_NAME[shape],
+    )
+
+
+def _model_item(config: Config, moves: list[Move], invariant: Invariant) -> str | None:
+    state = initial_state(config)
+    for move in moves:
+        state = step(state, config, move)
+    violation = check(state, config, invariant)
+    return None if violation is None else violation.item
+
+
+def test_a_second_drop_in_the_rebuild_window_loses_msg0_as_the_released_model_says(
+    reconnect: Any,
+) -> None:
+    config = _config("overlapping-push")
+    outcome = reconnect.run_reconnects(config, DROP_TWICE)
+    assert outcome.connections == 3 and outcome.stuck is None
+    assert outcome.lost == ("msg0",) and outcome.server == () and outcome.mirror == ()
+    assert _model_item(config, DROP_TWICE, Invariant.AGREEMENT_AT_REST) == "msg0"
+    # the one-step rebuild (the catalog's openai shape) predicts nothing lost here:
+    # the real plugin shows that model wrong about this trace
+    one_step = _config("overlapping-push", "openai")
+    assert _model_item(one_step, DROP_TWICE, Invariant.AGREEMENT_AT_REST) is None
+
+
+@pytest.mark.parametrize("scenario", ["spoken-during-tool-push", "replacement-first"])
+def test_one_drop_costs_the_item_the_model_names(reconnect: Any, scenario: str) -> None:
+    config = _config(scenario)
+    moves = reconnect.shortest_with_drops(config, Invariant.NO_UNINTENDED_DELETE, 1)
+    assert moves is not None and MoveKind.CONNECT in [m.kind for m in moves]
+    item = _model_item(config, list(moves), Invariant.NO_UNINTENDED_DELETE)
+    outcome = reconnect.run_reconnects(config, moves)
+    assert outcome.stuck is None and item in outcome.unintended
+    assert Invariant.NO_UNINTENDED_DELETE in outcome.broken
+
+
+def test_the_python_rebuild_keeps_the_tool_s_function_call(reconnect: Any) -> None:
+    """Case 5's Python side: the tool's function call (made by the scripted response
+    at set-up) is re-created on the new connection, so no tool output is orphaned."""
+    config = _config("overlapping-push")
+    session = reconnect._Follow(config, reconnect.ReconnectAdapter)
+    try:
+        for move in DROP_TWICE[:2]:
+            session.give(move)
+        first, latest = session.adapter.connections()[0], session.adapter.connections()[-1]
+        kinds = [item.get("type") for item in latest.conversation.items]
+        assert "function_call" in [item.get("type") for item in first.conversation.items]
+        assert "function_call" in kinds and latest is not first
+    finally:
+        session.close()

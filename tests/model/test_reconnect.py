@@ -1,0 +1,142 @@
+"""The reconnect as data: what is re-sent, the mirror's empty window, the rebuild's
+lock, and the verdicts of livekit 1.8.9's released reconnect (`openai-reconnect`)."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from model import (
+    SCENARIOS_BY_NAME,
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Environment,
+    Invariant,
+    Move,
+    MoveKind,
+    Pc,
+    SessionShape,
+    State,
+    Verdict,
+    initial_state,
+    step,
+)
+from model.shapes import (
+    ReconnectLock,
+    ReconnectMirror,
+    ReconnectResends,
+    SessionLock,
+)
+from model.state import REBUILD, EventKind
+from proofs.engines.explore import explore
+
+RECONNECTS = Environment(reconnects=True)
+RELEASED = SHAPES_BY_NAME["openai-reconnect"]
+
+
+def _config(variant: str, scenario: str, shape: SessionShape = RELEASED) -> Config:
+    return Config(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME[scenario], RECONNECTS, shape=shape)
+
+
+def _run(config: Config, labels: str) -> State:
+    state = initial_state(config)
+    for label in labels.split(";"):
+        kind, *rest = label.split()
+        task = int(rest[0][1:]) if rest and rest[0].startswith("T") else None
+        item = rest[-1] if rest and not rest[-1].startswith("T") else None
+        state = step(state, config, Move(MoveKind(kind), task, item))
+    return state
+
+
+def test_the_released_rebuild_empties_the_mirror_and_refills_it_from_its_events() -> None:
+    config = _config("lock5", "overlapping-push")
+    state = _run(config, "call T0;disconnect;connect")
+    assert state.mirror == () and state.server == ("msg0",)
+    assert [(e.kind, e.item, e.task) for e in state.to_client] == [
+        (EventKind.ADDED, "msg0", REBUILD)
+    ]
+    # the tool push's create, never answered, goes again behind the replay
+    assert [(op.item, op.task) for op in state.to_server] == [("out1", 0)]
+    state = _run(config, "call T0;disconnect;connect;client-apply msg0")
+    assert state.mirror == ("msg0",)
+
+
+def test_only_the_current_push_is_re_sent_where_the_session_keeps_one_record() -> None:
+    """With no session lock two pushes wait at once; the release's record holds only
+    the later one's ops, the other value every push's."""
+    unlockedish = attrs.evolve(RELEASED, session_lock=SessionLock.NONE)
+    labels = "call T0;call T1;disconnect;connect"
+    current = _run(_config("unlocked", "overlapping-push", unlockedish), labels)
+    assert [op.item for op in current.to_server] == ["hello"]
+    every = attrs.evolve(unlockedish, reconnect_resends=ReconnectResends.AWAITED)
+    assert [
+        op.item for op in _run(_config("unlocked", "overlapping-push", every), labels).to_server
+    ] == [
+        "out1",
+        "hello",
+    ]
+    failing = attrs.evolve(unlockedish, reconnect_resends=ReconnectResends.NONE)
+    state = _run(_config("unlocked", "overlapping-push", failing), labels)
+    assert not state.to_server and {t.pc for t in state.tasks} == {Pc.FAILED}
+
+
+def test_a_second_drop_inside_the_rebuild_window_loses_the_conversation() -> None:
+    found = explore(_config("lock5", "overlapping-push"), (Invariant.AGREEMENT_AT_REST,))
+    (finding,) = found.findings
+    assert finding.trace is not None and finding.violation is not None
+    assert [m.kind for m in finding.trace.moves] == [
+        MoveKind.DISCONNECT,
+        MoveKind.CONNECT,
+    ] * 2
+    assert finding.violation.item == "msg0"
+    # the one-step rebuild cannot show it: it keeps the mirror across the reconnect
+    one_step = explore(_config("lock5", "overlapping-push", SHAPES_BY_NAME["openai"]))
+    assert one_step.finding(Invariant.AGREEMENT_AT_REST).verdict is Verdict.HOLDS
+
+
+def test_a_rebuild_that_holds_the_session_lock_opens_the_window_to_every_snapshot() -> None:
+    """Under lock5 a tool push snapshots and diffs in one step, so the released rebuild
+    (no lock) costs it nothing; a rebuild holding the session lock makes it wait
+    between the two, and its diff deletes the rebuilt msg0."""
+    config = _config("lock5", "spoken-during-tool-push")
+    locked = attrs.evolve(
+        config, shape=attrs.evolve(RELEASED, reconnect_lock=ReconnectLock.SESSION_LOCK)
+    )
+    state = _run(locked, "disconnect;connect;call T0")
+    assert state.provider_lock.owner == REBUILD and state.tasks[0].pc is Pc.WAIT_PROVIDER
+    state = step(state, locked, Move(MoveKind.CLIENT_APPLY, None, "msg0"))
+    assert state.provider_lock.owner == 0
+    after = step(state, locked, Move(MoveKind.WAKE, 0))
+    assert (0, "msg0", True) in after.deletes_sent
+    released = _run(config, "disconnect;connect;call T0;client-apply msg0")
+    assert not released.deletes_sent
+
+
+@pytest.mark.parametrize(
+    "scenario", ["overlapping-push", "stale-replacement", "server-item-during-replacement"]
+)
+def test_the_released_reconnect_verdicts_are_the_catalogs(scenario: str) -> None:
+    """The openai shape's records, and those `model.shape_verdicts` adds for
+    `openai-reconnect`, are what the explorer finds under `reconnects`."""
+    for name in ("unlocked", "lock5"):
+        variant = VARIANTS_BY_NAME[name]
+        for finding in explore(_config(name, scenario)).findings:
+            expected = (
+                Verdict.COUNTEREXAMPLE
+                if Verdict.COUNTEREXAMPLE
+                in (
+                    variant.expected(scenario, RECONNECTS, finding.invariant, "openai"),
+                    variant.expected(scenario, RECONNECTS, finding.invariant, RELEASED.name),
+                )
+                else Verdict.HOLDS
+            )
+            assert finding.verdict is expected, (name, finding.invariant)
+
+
+def test_the_defaults_are_the_one_step_rebuild() -> None:
+    shape = SHAPES_BY_NAME["gemini"]
+    assert shape.reconnect_mirror is ReconnectMirror.AT_ONCE
+    assert shape.reconnect_resends is ReconnectResends.AWAITED
+    assert RELEASED.reconnect_mirror is ReconnectMirror.EMPTIED
+    assert attrs.evolve(RELEASED, name="openai", summary="", source="") != SHAPES_BY_NAME["openai"]
