@@ -43,6 +43,7 @@ from model.shapes import (
 )
 from model.sites import SITES, SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
+    REBUILD,
     Event,
     EventKind,
     Lock,
@@ -77,6 +78,7 @@ __all__ = [
     "OPTIONS",
     "OPTIONS_BY_NAME",
     "OPTION_NAMES",
+    "REBUILD",
     "SCENARIOS",
     "SCENARIOS_BY_NAME",
     "SHAPES",

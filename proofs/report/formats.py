@@ -20,7 +20,7 @@ from typing import Any
 
 from model import Config, EventKind, Invariant, Move, MoveKind, State, Violation
 from proofs.engines.trace import Trace
-from proofs.report.render import describe, describe_op, handler, ids
+from proofs.report.render import describe, describe_op, handler, ids, whose
 
 # -- Mermaid ------------------------------------------------------------------
 
@@ -68,7 +68,7 @@ def _mermaid_server(
     event = after.to_client[-1]
     if event.kind is EventKind.REJECTED:
         return [
-            f"{_SERVER}-->>{_SESSION}: {number}. rejects T{op.task}'s {op.kind.value} {op.item}"
+            f"{_SERVER}-->>{_SESSION}: {number}. rejects {whose(op.task)} {op.kind.value} {op.item}"
         ]
     return [
         f"{_SERVER}-->>{_SESSION}: {number}. {op.item} {event.kind.value} "
@@ -80,9 +80,9 @@ def _mermaid_client(
     config: Config, before: State, move: Move, after: State, number: int
 ) -> list[str]:
     event = before.to_client[0]
-    whose = "the model's" if event.task is None else f"T{event.task}'s"
     lines = [
-        f"Note over {_SESSION}: {number}. receives {whose} '{event.item} {event.kind.value}'"
+        f"Note over {_SESSION}: {number}. receives {whose(event.task)} "
+        f"'{event.item} {event.kind.value}'"
         + (f", mirror {_text(ids(after.mirror))}" if after.mirror != before.mirror else "")
     ]
     for task, (old, new) in enumerate(zip(before.tasks, after.tasks, strict=True)):

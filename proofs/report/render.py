@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from model import Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
+from model import REBUILD, Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
 from proofs.engines.trace import Trace
 from proofs.errors import InternalError
 
@@ -48,19 +48,27 @@ def describe_op(config: Config, before: State, op: Op) -> str:
 Describer = Callable[[Config, State, Move, State], str]
 
 
+def whose(task: int | None) -> str:
+    """Who an op or event belongs to, in a trace's words: a push task, the model (an
+    item it created), or the session's own rebuild after a reconnect."""
+    if task is None:
+        return "the model's"
+    return "the rebuild's" if task == REBUILD else f"T{task}'s"
+
+
 def _server_step(config: Config, before: State, move: Move, after: State) -> str:
     op = before.to_server[0]
     event = after.to_client[-1]
     verb = "rejects" if event.kind is EventKind.REJECTED else "applies"
     return (
-        f"server {verb} T{op.task}'s {describe_op(config, before, op)}; server {ids(after.server)}"
+        f"server {verb} {whose(op.task)} {describe_op(config, before, op)}; "
+        f"server {ids(after.server)}"
     )
 
 
 def _client_step(config: Config, before: State, move: Move, after: State) -> str:
     event = before.to_client[0]
-    whose = "the model's" if event.task is None else f"T{event.task}'s"
-    text = f"session receives {whose} '{event.item} {event.kind.value}'"
+    text = f"session receives {whose(event.task)} '{event.item} {event.kind.value}'"
     if after.mirror != before.mirror:
         text += f"; mirror {ids(after.mirror)}"
     return text
