@@ -263,6 +263,14 @@ class SymState(Vars[Any]):
 MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 
 
+#: Invariants the encoding has no property for: their cells are unknown here, never
+#: proved (the explorer decides them).
+UNENCODED: dict[Invariant, str] = {
+    Invariant.REMOVED_AT_REST: "the z3 encoding has no property for removed-at-rest (invariant "
+    "5); use the explorer",
+}
+
+
 def refuse_unmodelled(config: Config) -> None:
     """`UnsupportedConfig` (one line) for a session shape or option the encoding
     does not model: only the openai and three-way shapes, and no reconnect."""
@@ -447,6 +455,8 @@ class Encoding:
 
     def bad(self, s: SymState, invariant: Invariant) -> z3.BoolRef:
         """The model's `check(state, config, invariant)` reports a violation."""
+        if invariant in UNENCODED:
+            raise UnsupportedConfig(UNENCODED[invariant])
         if invariant is Invariant.NO_UNINTENDED_DELETE:
             return bor(
                 s.udel[t, i]
