@@ -131,7 +131,8 @@ OPENAI_5887 = evolve(
     OPENAI_144,
     name="openai-deletes-empty",
     summary="after #5887: removals are sent whatever the item's content",
-    source="livekit-agents 1.8.9 livekit/agents/llm/_realtime/openai.py",
+    source="livekit-plugins-openai 1.6.5 (the first with #5887); livekit-agents 1.8.9 "
+    "livekit/agents/llm/_realtime/openai.py",
     withheld_deletes=(),
 )
 
@@ -311,7 +312,7 @@ CASE_5886 = Case(
             shape=OPENAI_5887,
             link="https://github.com/livekit/agents/pull/5887",
             status="merged",
-            release="livekit-agents==1.8.9",
+            release="livekit-agents==1.6.5",
             fails=(
                 Expected(
                     _NO_DELETE,
