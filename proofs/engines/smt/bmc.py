@@ -39,7 +39,7 @@ from attrs import evolve, frozen
 
 from model import Config, Environment, Invariant, Move, Violation, check
 from model.environment import OPTION_NAMES
-from proofs.engines.smt.encoding import GUARDS, UNENCODED, Encoding, SymState
+from proofs.engines.smt.encoding import ENCODED, GUARDS, UNENCODED, Encoding, SymState
 from proofs.engines.smt.induction import check_inductive
 from proofs.engines.smt.reachset import reachable_invariant
 from proofs.engines.smt.simulation import reachable
@@ -138,7 +138,7 @@ Key = tuple[bool, ...]
 
 def check_configs(
     configs: Sequence[Config],
-    invariants: Sequence[Invariant] = tuple(Invariant),
+    invariants: Sequence[Invariant] = ENCODED,
     timeout: float = 60.0,
     max_depth: int = 200,
     method: str = METHOD_KIND,

@@ -269,6 +269,8 @@ UNENCODED: dict[Invariant, str] = {
     Invariant.REMOVED_AT_REST: "the z3 encoding has no property for removed-at-rest (invariant "
     "5); use the explorer",
 }
+#: The invariants the encoding has a property for: what its engines check by default.
+ENCODED: tuple[Invariant, ...] = tuple(i for i in Invariant if i not in UNENCODED)
 
 
 def refuse_unmodelled(config: Config) -> None:

@@ -24,7 +24,7 @@ import z3
 from attrs import frozen
 
 from model import Environment, Invariant
-from proofs.engines.smt.encoding import UNENCODED, Encoding, SymState
+from proofs.engines.smt.encoding import ENCODED, UNENCODED, Encoding, SymState
 from proofs.engines.smt.symbolic import band, mk_eq
 
 
@@ -82,7 +82,7 @@ class InductionResult:
 def check_inductive(
     enc: Encoding,
     conjuncts: Sequence[Conjunct],
-    invariants: Sequence[Invariant] = tuple(Invariant),
+    invariants: Sequence[Invariant] = ENCODED,
     environment: Environment | None = None,
     timeout: float = 60.0,
 ) -> InductionResult:
