@@ -128,10 +128,17 @@ def test_invariant_5_is_the_same_on_the_compact_and_the_readable_states(
         assert (compact.verdict, compact.depth) == (readable.verdict, readable.depth), scenario.name
 
 
-def test_z3_reports_invariant_5_unknown_and_never_proves_it() -> None:
-    from proofs.engines.smt.bmc import UNKNOWN, check_configs
+def test_z3_has_no_property_for_invariant_5_and_leaves_it_to_the_explorer() -> None:
+    from proofs.engines.smt.bmc import COUNTEREXAMPLE, check_configs
+    from proofs.engines.smt.encoding import Encoding
+    from proofs.errors import UnsupportedConfig
 
     scenario = next(s for s in SCENARIOS if s.name == "cleanup-during-tool-push")
-    config = Config(VARIANTS_BY_NAME["lock5"], scenario, Environment())
+    config = Config(VARIANTS_BY_NAME["lock3"], scenario, Environment())
+    encoding = Encoding(config)
+    with pytest.raises(UnsupportedConfig, match="removed-at-rest"):
+        encoding.bad(encoding.initial(), INV5)
     (cell,) = check_configs([config], (INV5,), timeout=30)
-    assert cell.verdict == UNKNOWN and "removed-at-rest" in (cell.reason or "")
+    assert cell.method == "explore" and "removed-at-rest" in cell.reason
+    assert cell.verdict == COUNTEREXAMPLE and cell.violation is not None
+    assert cell.violation.item == "asst1"

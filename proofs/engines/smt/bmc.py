@@ -53,6 +53,8 @@ UNKNOWN = "unknown"
 METHOD_BMC = "bmc"
 METHOD_KIND = "k-induction"
 METHOD_INVARIANT = "invariant"
+#: The explorer, for a cell of an invariant the encoding has no property for.
+METHOD_EXPLORE = "explore"
 #: How `verify` proves the cells that hold.
 METHODS = (METHOD_KIND, METHOD_INVARIANT)
 
@@ -217,7 +219,7 @@ def check_configs(
 
     for cell in cells.values():
         if cell.invariant in UNENCODED:
-            finish(cell, UNKNOWN, None, METHOD_BMC, reason=UNENCODED[cell.invariant])
+            _by_the_explorer(cell, finish)
     if method == METHOD_INVARIANT:
         for key, members in groups.items():
             _prove_by_invariant(enc, members[0], open_cells(key), finish, started, timeout)
@@ -280,6 +282,27 @@ def check_configs(
             assert result is not None
             results.extend(_for_member(result, config) for config in members)
     return results
+
+
+def _by_the_explorer(cell: _Cell, finish: Callable[..., None]) -> None:
+    """A cell of an invariant the encoding has no property for: the explorer decides
+    it, and the verdict says so (method "explore"); z3 claims nothing about it."""
+    from proofs.engines.explore import explore
+
+    reason = UNENCODED[cell.invariant]
+    finding = explore(cell.config, (cell.invariant,)).finding(cell.invariant)
+    if finding.trace is None:
+        finish(cell, PROVED, None, METHOD_EXPLORE, reason=reason)
+    else:
+        finish(
+            cell,
+            COUNTEREXAMPLE,
+            finding.depth,
+            METHOD_EXPLORE,
+            trace=finding.trace,
+            violation=finding.violation,
+            reason=reason,
+        )
 
 
 def _prove_by_invariant(

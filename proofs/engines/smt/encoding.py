@@ -263,11 +263,11 @@ class SymState(Vars[Any]):
 MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 
 
-#: Invariants the encoding has no property for: their cells are unknown here, never
-#: proved (the explorer decides them).
+#: Invariants the encoding has no property for: `bad` refuses them, and the bmc and
+#: invariant methods leave their cells to the explorer, saying so.
 UNENCODED: dict[Invariant, str] = {
     Invariant.REMOVED_AT_REST: "the z3 encoding has no property for removed-at-rest (invariant "
-    "5); use the explorer",
+    "5): the explorer decided this cell",
 }
 #: The invariants the encoding has a property for: what its engines check by default.
 ENCODED: tuple[Invariant, ...] = tuple(i for i in Invariant if i not in UNENCODED)
