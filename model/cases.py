@@ -10,18 +10,19 @@ expects.
 
 from __future__ import annotations
 
-import attrs
-from attrs import frozen
+from attrs import evolve, frozen
 
 from model.environment import BASE, Environment
-from model.scenarios import Call, ItemKind, Scenario
+from model.scenarios import Call, ItemKind, Scenario, validate
 from model.shapes import (
     SHAPES_BY_NAME,
+    CallIds,
     OrphanOutputs,
     Rebuilds,
     ReconnectMirror,
     ReconnectResends,
     SessionShape,
+    Withheld,
 )
 from model.variants import Invariant
 
@@ -92,6 +93,253 @@ class Case:
         return (self.before, *self.fixes)
 
 
+_INV = (
+    Invariant.NO_UNINTENDED_DELETE,
+    Invariant.AGREEMENT_AT_REST,
+    Invariant.MIRROR_TRUE_AT_REST,
+    Invariant.NOTHING_TWICE,
+    Invariant.REMOVED_AT_REST,
+)
+_NO_DELETE = Invariant.NO_UNINTENDED_DELETE
+_AGREE = Invariant.AGREEMENT_AT_REST
+_REMOVED = Invariant.REMOVED_AT_REST
+_SERVER = Environment(server_items=True)
+_SERVER_STALE = Environment(server_items=True, stale_copies=True)
+_REJECT = Environment(rejections=True)
+
+#: The OpenAI realtime session of livekit-plugins-openai 1.4.2: deletes of empty
+#: messages withheld, and the function call handed to the agent under a fresh id.
+OPENAI_142 = evolve(
+    SHAPES_BY_NAME["openai"],
+    name="openai-1.4.2",
+    summary="livekit-plugins-openai 1.4.2 OpenAI realtime: empty messages never deleted, "
+    "function calls reach the agent under a fresh id",
+    source="livekit-plugins-openai 1.4.2 livekit/plugins/openai/realtime/realtime_model.py",
+    withheld_deletes=(Withheld.EMPTY_MESSAGES,),
+    call_ids=CallIds.FRESH,
+)
+#: The same session after livekit/agents #4876 (livekit-plugins-openai 1.4.4 has it).
+OPENAI_144 = evolve(
+    OPENAI_142,
+    name="openai-1.4.4",
+    summary="livekit-plugins-openai 1.4.4 OpenAI realtime: function calls keep the server's id",
+    source="livekit-plugins-openai 1.4.4 livekit/plugins/openai/realtime/realtime_model.py",
+    call_ids=CallIds.SERVER,
+)
+#: Either proposal for #4960 on top of #4876 (both branches had it): deletes of
+#: model-created function calls the agent has not learned are withheld too.
+OPENAI_INFLIGHT = evolve(
+    OPENAI_144,
+    name="openai-withheld-calls",
+    summary="#4960 / #5021: no delete for a model-created function call not yet dispatched",
+    source="livekit/agents #4960, #5021 (closed unmerged)",
+    withheld_deletes=(Withheld.EMPTY_MESSAGES, Withheld.UNLEARNED_CALLS),
+)
+#: The session after livekit/agents #5887: a trimmed empty message is deleted.
+OPENAI_5887 = evolve(
+    OPENAI_144,
+    name="openai-deletes-empty",
+    summary="after #5887: removals are sent whatever the item's content",
+    source="livekit-plugins-openai 1.6.5 (the first with #5887); livekit-agents 1.8.9 "
+    "livekit/agents/llm/_realtime/openai.py",
+    withheld_deletes=(),
+)
+
+CASE_4960 = Case(
+    name="livekit-agents-4960",
+    title="A summarisation deletes the function call the model is still making",
+    reports=(
+        "https://github.com/livekit/agents/pull/4960",
+        "https://github.com/livekit/agents/pull/5021",
+    ),
+    summary="The model creates a function call; the server's item event puts it in the "
+    "session's mirror at once, but the agent's own context gets it only when the tool "
+    "starts to run. An application that replaces the context in between (to summarise "
+    "old turns) pushes a context without the call, and the session's diff deletes it; "
+    "items anchored on it later fail with previous_item_id not found. Both proposals "
+    "keep such a call's delete back until the call reaches the agent: #4960 with a set "
+    "of in-flight ids, #5021 with a flag on the call. Neither was merged.",
+    scenario=Scenario(
+        name="livekit-agents-4960",
+        summary="a summarising replacement while the model creates a function call",
+        calls=(Call("replacement", adds=("summary1",), drops=("msg0",)),),
+        server=("msg0",),
+        server_pool=("call1",),
+        environment=_SERVER,
+        kinds=(("call1", ItemKind.FUNCTION_CALL),),
+        seed_finding="the replacement deletes call1, which the agent has not learned yet",
+    ),
+    before=Fix(
+        name="before",
+        summary="livekit 1.4.2: every removal of a non-empty item is sent",
+        variant="unlocked",
+        shape=OPENAI_142,
+        release="livekit-agents==1.4.2",
+        fails=(
+            Expected(
+                _NO_DELETE, _SERVER, "the replacement's diff deletes call1 before the agent has it"
+            ),
+            Expected(
+                _AGREE,
+                _SERVER,
+                "call1, deleted by the replacement, reaches the agent when the tool starts "
+                "and is never on the server again",
+            ),
+        ),
+    ),
+    fixes=(
+        Fix(
+            name="pr-4960",
+            summary="a set of in-flight function-call ids whose deletes are skipped",
+            variant="unlocked",
+            shape=evolve(OPENAI_INFLIGHT, name="openai-pr-4960"),
+            link="https://github.com/livekit/agents/pull/4960",
+            status="closed unmerged",
+            fails=(
+                Expected(
+                    _NO_DELETE,
+                    _SERVER_STALE,
+                    "a copy taken before the tool started is pushed after: call1 is no longer "
+                    "in flight, so its delete is sent",
+                ),
+            ),
+        ),
+        Fix(
+            name="pr-5021",
+            summary="a dispatched flag on each server-created call; undispatched ones are kept",
+            variant="unlocked",
+            shape=evolve(OPENAI_INFLIGHT, name="openai-pr-5021"),
+            link="https://github.com/livekit/agents/pull/5021",
+            status="closed unmerged",
+            fails=(
+                Expected(
+                    _NO_DELETE,
+                    _SERVER_STALE,
+                    "a copy taken before dispatch is pushed after it: the flag no longer "
+                    "protects call1",
+                ),
+            ),
+        ),
+    ),
+    invariants=_INV,
+    environments=(_SERVER, _SERVER_STALE),
+)
+
+CASE_4876 = Case(
+    name="livekit-agents-4876",
+    title="The function call handed to the agent gets a fresh id",
+    reports=("https://github.com/livekit/agents/pull/4876",),
+    summary="The OpenAI session passed each function call to the agent as a new object "
+    "without the server's item id, so the agent's context and the session's mirror knew "
+    "the same call under two ids. Every push of the agent's context then diffed as "
+    "'delete the server's call, create a new one'. The fix passes the server's id on. "
+    "It leaves the window of livekit-agents-4960 open: before the tool starts the agent "
+    "does not have the call at all.",
+    scenario=Scenario(
+        name="livekit-agents-4876",
+        summary="the application pushes its context while the model makes a function call",
+        calls=(Call("replacement"),),
+        server=("msg0",),
+        server_pool=("call1",),
+        environment=_SERVER,
+        kinds=(("call1", ItemKind.FUNCTION_CALL),),
+        seed_finding="the push deletes the server's call1 and creates call1-local",
+    ),
+    before=Fix(
+        name="before",
+        summary="livekit 1.4.2: the call reaches the agent under a fresh id",
+        variant="unlocked",
+        shape=OPENAI_142,
+        release="livekit-agents==1.4.2",
+        fails=(
+            Expected(
+                _NO_DELETE,
+                _SERVER,
+                "the push deletes call1: before the tool starts the agent lacks it, after "
+                "it the agent holds it as call1-local",
+            ),
+            Expected(_AGREE, _SERVER, "call1 is deleted and the agent's call1-local never sent"),
+        ),
+    ),
+    fixes=(
+        Fix(
+            name="pr-4876",
+            summary="the function call keeps the server's item id",
+            variant="unlocked",
+            shape=OPENAI_144,
+            link="https://github.com/livekit/agents/pull/4876",
+            status="merged",
+            release="livekit-agents==1.4.4",
+            fails=(
+                Expected(
+                    _NO_DELETE,
+                    _SERVER,
+                    "left open: a push before the tool starts still deletes call1 "
+                    "(livekit-agents-4960)",
+                ),
+                Expected(_AGREE, _SERVER, "left open: call1, deleted in that window, stays lost"),
+            ),
+        ),
+    ),
+    invariants=_INV,
+    environments=(_SERVER,),
+)
+
+CASE_5886 = Case(
+    name="livekit-agents-5886",
+    title="Trimmed user audio turns are never deleted",
+    reports=("https://github.com/livekit/agents/issues/5886",),
+    summary="The OpenAI session skipped the delete of any message whose content was "
+    "empty, to spare items whose audio or image content the agent's copy lacks. Without "
+    "input transcription every user audio turn is such a message, so an application "
+    "that trims its context every turn never shrinks the server's: the conversation "
+    "grows without bound. The fix (#5887) deletes what the application trimmed. The "
+    "guard's own purpose shows under server-items: a user turn the server made, which "
+    "the agent has not learned yet, is now deleted by a replacement.",
+    scenario=Scenario(
+        name="livekit-agents-5886",
+        summary="the application trims a user audio turn that has no transcript",
+        calls=(Call("replacement", drops=("audio1",)),),
+        server=("msg0", "audio1"),
+        server_pool=("audio2",),
+        kinds=(("audio1", ItemKind.EMPTY_MESSAGE), ("audio2", ItemKind.EMPTY_MESSAGE)),
+        seed_finding="the delete of audio1 is skipped and it stays on the server",
+    ),
+    before=Fix(
+        name="before",
+        summary="livekit 1.4.2: deletes of empty messages are skipped",
+        variant="unlocked",
+        shape=OPENAI_142,
+        release="livekit-agents==1.4.2",
+        fails=(Expected(_REMOVED, BASE, "the trim's delete of audio1 is withheld"),),
+    ),
+    fixes=(
+        Fix(
+            name="pr-5887",
+            summary="delete what the application trimmed, even with empty content",
+            variant="unlocked",
+            shape=OPENAI_5887,
+            link="https://github.com/livekit/agents/pull/5887",
+            status="merged",
+            release="livekit-agents==1.6.5",
+            fails=(
+                Expected(
+                    _NO_DELETE,
+                    _SERVER,
+                    "opened: a replacement deletes a user turn the server made that the "
+                    "agent has not learned",
+                ),
+                Expected(_AGREE, _SERVER, "that turn, learned later, is off the server"),
+                Expected(
+                    _REMOVED, _REJECT, "the server rejects the delete and nothing sends it again"
+                ),
+            ),
+        ),
+    ),
+    invariants=_INV,
+    environments=(BASE, _SERVER, _REJECT),
+)
+
 # -- case 5: livekit/agents-js #1843 -------------------------------------------
 
 _JS_SOURCE = "@livekit/agents-plugin-openai 1.7.0 plugins/openai/src/realtime/realtime_model.ts"
@@ -99,7 +347,7 @@ _JS_SOURCE = "@livekit/agents-plugin-openai 1.7.0 plugins/openai/src/realtime/re
 #: agents-js before #1843: the reconnect rejects the acks still awaited (:1155-1164),
 #: empties the mirror (:1192) and rebuilds it without function calls and their
 #: outputs (:1185-1189); the OpenAI server refuses an output whose call it lacks.
-_JS_BEFORE = attrs.evolve(
+_JS_BEFORE = evolve(
     SHAPES_BY_NAME["openai-reconnect"],
     name="agents-js",
     summary="agents-js OpenAI realtime: the rebuild leaves out function calls and outputs",
@@ -112,7 +360,7 @@ _JS_BEFORE = attrs.evolve(
 
 #: #1843 (open): a tool output whose function call is not in the session's
 #: context is dropped before the push, and left out of the agent's history too.
-_JS_1843 = attrs.evolve(
+_JS_1843 = evolve(
     _JS_BEFORE,
     name="agents-js-1843",
     summary="agents-js with #1843: orphaned tool outputs dropped before the push",
@@ -121,7 +369,7 @@ _JS_1843 = attrs.evolve(
 
 #: livekit-agents 1.8.9 (Python): the rebuild keeps every item, function calls too
 #: (`_reconnect`, llm/_realtime/openai.py :1004-1009); the server refuses orphans.
-_PYTHON = attrs.evolve(
+_PYTHON = evolve(
     SHAPES_BY_NAME["openai-reconnect"],
     name="openai-orphans-refused",
     orphan_outputs=OrphanOutputs.REFUSED,
@@ -215,7 +463,11 @@ CASE_AGENTS_JS_1843 = Case(
     environments=(BASE, _RECONNECTS),
 )
 
+
 #: The catalog of cases, in the order of docs/casebook.md.
-CASES: tuple[Case, ...] = (CASE_AGENTS_JS_1843,)
+CASES: tuple[Case, ...] = (CASE_4960, CASE_4876, CASE_5886, CASE_AGENTS_JS_1843)
+
+for _case in CASES:
+    validate(_case.scenario)
 
 CASES_BY_NAME: dict[str, Case] = {case.name: case for case in CASES}

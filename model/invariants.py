@@ -1,4 +1,4 @@
-"""The four invariants, each a function from a state to None or a violation.
+"""The invariants, each a function from a state to None or a violation.
 
 1. No unintended delete: no push ever sends a delete for an item that has been
    acknowledged unless that push intends to remove it.
@@ -10,6 +10,14 @@
 3. The mirror is true at rest: when nothing is in flight, the session's mirror
    holds exactly the server conversation's items.
 4. Nothing twice: no item id is ever on the server conversation twice.
+5. Removed at rest: when nothing is in flight, no item that a finished push
+   meant to remove (the drops of its call, and for a dropped item the local
+   context holds under a fresh id of its own, the server's item too) is on the
+   server conversation.
+
+A push has finished when it returned or failed (`Pc.DONE`, `Pc.FAILED`); a
+session that withholds a delete sends none, so it cannot break 1, and the item it
+leaves on the server breaks 5.
 
 "Nothing in flight" (`State.at_rest`): no op, no event, no push under way, no
 request kept back, and a server session active. Invariant 3 compares items
@@ -26,9 +34,9 @@ from collections import Counter
 
 from attrs import frozen
 
-from model.moves import Config
+from model.moves import Config, server_id
 from model.shapes import SessionShape
-from model.state import State
+from model.state import Pc, State
 from model.variants import Invariant
 
 
@@ -74,7 +82,9 @@ def agreement_at_rest(state: State, config: Config) -> Violation | None:
     for item in state.local:
         pushed = item in state.reached or item in state.refused
         never_sent = item not in state.sent
-        if (pushed or never_sent) and item not in state.server:
+        # an item learned under a fresh id is on the server as its twin
+        on_server = item in state.server or server_id(config, item) in state.server
+        if (pushed or never_sent) and not on_server:
             deleters = sorted(task for task, deleted, _ in state.deletes_sent if deleted == item)
             task = deleters[0] if deleters else None
             site = config.call(task).site if task is not None else None
@@ -144,6 +154,38 @@ def nothing_twice(state: State, config: Config) -> Violation | None:
     return None
 
 
+def intended_removals(config: Config, task: int, copy: tuple[str, ...] | None) -> tuple[str, ...]:
+    """What push `task` meant to remove: the drops of its call, those of a caller's copy
+    only where the copy had them (a caller cannot mean to remove what it never saw)."""
+    drops = config.call(task).drops
+    if copy is None:
+        return drops
+    return tuple(item for item in drops if item in copy)
+
+
+def removed_at_rest(state: State, config: Config) -> Violation | None:
+    """Invariant 5 when nothing is in flight: an item a finished push meant to remove
+    is still on the server (a delete withheld, dropped, refused, or undone)."""
+    if not state.at_rest():
+        return None
+    for task, run in enumerate(state.tasks):
+        if run.pc not in (Pc.DONE, Pc.FAILED):
+            continue
+        site = config.call(task).site
+        for dropped in intended_removals(config, task, run.copy):
+            for item in dict.fromkeys((dropped, server_id(config, dropped))):
+                if item in state.server:
+                    return Violation(
+                        Invariant.REMOVED_AT_REST,
+                        item,
+                        task,
+                        site,
+                        f"the {site} push meant to remove {item}, and at rest the server "
+                        "still holds it",
+                    )
+    return None
+
+
 def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
     """Why `invariant` cannot break under `shape` whatever runs, if it cannot: a
     verdict says so instead of only "holds"."""
@@ -159,6 +201,7 @@ CHECKS = {
     Invariant.AGREEMENT_AT_REST: agreement_at_rest,
     Invariant.MIRROR_TRUE_AT_REST: mirror_true_at_rest,
     Invariant.NOTHING_TWICE: nothing_twice,
+    Invariant.REMOVED_AT_REST: removed_at_rest,
 }
 
 

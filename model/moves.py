@@ -20,6 +20,7 @@ from model.move_table import MOVES, MoveKind
 from model.scenarios import Call, ItemKind, Scenario
 from model.shapes import (
     SHAPES_BY_NAME,
+    CallIds,
     Diff,
     MirrorUpdate,
     ModelItems,
@@ -30,6 +31,7 @@ from model.shapes import (
     ReconnectResends,
     SessionShape,
     WhileDisconnected,
+    Withheld,
 )
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
@@ -321,6 +323,8 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
         ops = mirror_diff(state.mirror, request, index)
     if not shape.sends_deletes:
         ops = tuple(op for op in ops if op.kind is OpKind.CREATE)
+    if shape.withheld_deletes:
+        ops = tuple(op for op in ops if not _withheld(state, config, op))
     keys = frozenset(op.key for op in ops)
     assert len(keys) == len(ops), "a push sends one op per (kind, item)"
     if shape.locks_across_acks:
@@ -352,6 +356,23 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
         # the send awaits: the mirror is set only when it returns, a step later
         return state
     return _finish(state, config, index, Pc.DONE)
+
+
+def _withheld(state: State, config: Config, op: Op) -> bool:
+    """Whether the session keeps back delete `op` (`SessionShape.withheld_deletes`):
+    the diff asked for it, the session never sends it."""
+    if op.kind is not OpKind.DELETE:
+        return False
+    withheld = config.shape.withheld_deletes
+    kind = config.scenario.kind(server_id(config, op.item))
+    if Withheld.EMPTY_MESSAGES in withheld and kind is ItemKind.EMPTY_MESSAGE:
+        return True
+    return (
+        Withheld.UNLEARNED_CALLS in withheld
+        and kind is ItemKind.FUNCTION_CALL
+        and op.item in config.scenario.server_pool
+        and op.item not in state.learned
+    )
 
 
 def _finish(state: State, config: Config, index: int, pc: Pc) -> State:
@@ -460,12 +481,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
             yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
         for item in pool[: state.created]:
             if item in state.acked and item not in state.learned:
-                yield (
-                    Move(MoveKind.LEARN, None, item),
-                    evolve(
-                        state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
-                    ),
-                )
+                yield Move(MoveKind.LEARN, None, item), _learn(state, config, item)
     if _enabled(env, MoveKind.TIMEOUT):
         for index, task in enumerate(state.tasks):
             if task.pc is Pc.WAIT_ACKS and task.pending:
@@ -475,6 +491,34 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
             yield Move(MoveKind.DISCONNECT), _disconnect(state)
         else:
             yield Move(MoveKind.CONNECT), _connect(state, config)
+
+
+def fresh_id(item: str) -> str:
+    """The id a model-created function call gets in the local context under
+    `CallIds.FRESH`: another item, as far as any diff can tell."""
+    return f"{item}-local"
+
+
+def _learn(state: State, config: Config, item: str) -> State:
+    """The local context learns a model-created item (tool execution starts, for a
+    function call): under its server id, or under a fresh one where the shape says."""
+    fresh = (
+        config.shape.call_ids is CallIds.FRESH
+        and config.scenario.kind(item) is ItemKind.FUNCTION_CALL
+    )
+    local = fresh_id(item) if fresh else item
+    return evolve(state, local=_upsert(state.local, (local,)), learned=state.learned | {item})
+
+
+def server_id(config: Config, item: str) -> str:
+    """The server's id of `item`: the model-created function call it stands for where
+    the local context holds it under a fresh id (`fresh_id`), else `item` itself."""
+    if config.shape.call_ids is CallIds.FRESH:
+        for created in config.scenario.server_pool:
+            call = config.scenario.kind(created) is ItemKind.FUNCTION_CALL
+            if call and item == fresh_id(created):
+                return created
+    return item
 
 
 def _disconnect(state: State) -> State:

@@ -151,6 +151,25 @@ SCENARIOS: tuple[Scenario, ...] = (
         calls=(Call("tool-outputs", adds=("out1",)), Call("spoken-message", adds=("spoken1",))),
         seed_finding="(not in the seed) the site new in 1.8.9 snapshots outside the lock",
     ),
+    Scenario(
+        name="cleanup-during-spoken",
+        summary="the never-played cleanup while the spoken text of say() is pushed",
+        calls=(Call("cleanup", drops=("asst1",)), Call("spoken-message", adds=("spoken1",))),
+        server=("msg0", "asst1"),
+        local=("msg0",),
+        seed_finding="(not in the seed) the spoken push's snapshot, outside the lock, still "
+        "has the never-played item and creates it again",
+    ),
+    Scenario(
+        name="trim-tool-output",
+        summary="an application trims a tool output whose push is still under way",
+        calls=(
+            Call("interrupted-tool-outputs", adds=("out1",)),
+            Call("replacement", drops=("out1",)),
+        ),
+        seed_finding="(not in the seed) the trim diffs against a mirror that lacks the output, "
+        "so it sends no delete, and the output's create lands after it",
+    ),
 )
 
 for _scenario in SCENARIOS:

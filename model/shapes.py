@@ -139,6 +139,32 @@ class OrphanOutputs(enum.Enum):
     DROPPED = "dropped"
 
 
+class Withheld(enum.Enum):
+    """A class of items whose deletes the session never sends: the diff wants the
+    delete, the session keeps it back (`SessionShape.withheld_deletes`)."""
+
+    #: Function calls the model created that the local context has not learned yet
+    #: (they reach it when tool execution starts). Both proposals for livekit/agents
+    #: #4960 and #5021 (a set of in-flight ids on the session; a "dispatched" flag
+    #: on the call) withhold exactly these in the model (docs/model.md says what
+    #: the model cannot tell apart).
+    UNLEARNED_CALLS = "unlearned-calls"
+    #: Messages whose content is empty, as every user audio turn is without input
+    #: transcription (the `_is_content_empty` guard on deletes before livekit/agents #5887).
+    EMPTY_MESSAGES = "empty-messages"
+
+
+class CallIds(enum.Enum):
+    """Under which id a function call the model created reaches the local context."""
+
+    #: The server's own id (livekit/agents #4876 and after).
+    SERVER = "server"
+    #: A fresh local id (before #4876): the local context holds an alias of the
+    #: server's item, so a push of the local context deletes the server's item and
+    #: creates the alias.
+    FRESH = "fresh"
+
+
 class Diff(enum.Enum):
     """Which diff the session computes (ackguard's own field, beside the agreed ones)."""
 
@@ -172,6 +198,10 @@ class SessionShape:
     orphan_outputs: OrphanOutputs = OrphanOutputs.UNCHECKED
     #: Where the real code is (release, file), for readers.
     source: str = ""
+    #: The classes of items whose deletes the session withholds; none by default.
+    withheld_deletes: tuple[Withheld, ...] = ()
+    #: Under which id a model-created function call reaches the local context.
+    call_ids: CallIds = CallIds.SERVER
 
     @property
     def locks_across_acks(self) -> bool:

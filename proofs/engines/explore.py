@@ -80,6 +80,7 @@ def explore(
         Invariant.AGREEMENT_AT_REST: model.disagreement_at_rest,
         Invariant.MIRROR_TRUE_AT_REST: model.untrue_mirror_at_rest,
         Invariant.NOTHING_TWICE: model.twice,
+        Invariant.REMOVED_AT_REST: model.removed_not_gone,
     }
     start = model.initial()
     start_perm: Perm | None = None

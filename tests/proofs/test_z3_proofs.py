@@ -14,7 +14,7 @@ from model import (
     check,
 )
 from proofs.engines.smt.bmc import COUNTEREXAMPLE, PROVED, UNKNOWN, check_configs
-from proofs.engines.smt.encoding import Encoding, SymState
+from proofs.engines.smt.encoding import ENCODED, Encoding, SymState
 from proofs.engines.smt.induction import Conjunct, check_inductive
 from proofs.engines.smt.reachset import reachable_invariant
 
@@ -32,7 +32,7 @@ def _config(variant: str, scenario: str = "overlapping-push", environment: str =
 def test_k_induction_proves_lock3_on_overlapping_push() -> None:
     results = check_configs([_config("lock3")])
     # every invariant, 3 and 4 included, holds for lock3 on this scenario
-    assert {r.invariant: r.verdict for r in results} == dict.fromkeys(Invariant, PROVED)
+    assert {r.invariant: r.verdict for r in results} == dict.fromkeys(ENCODED, PROVED)
     for result in results:
         assert result.method == "k-induction"
         assert result.bound == "items=3 tasks=2 pool=0"

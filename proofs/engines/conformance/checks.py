@@ -104,9 +104,37 @@ def twice(observation: Observation, config: Config) -> ImplViolation | None:
     return None
 
 
+def removed_not_gone(observation: Observation, config: Config) -> ImplViolation | None:
+    """At rest: an item a finished push meant to remove (its call's drops; a caller's
+    copy's only where the copy had them) is on the server (invariant 5)."""
+    if not at_rest(observation):
+        return None
+    for task, view in enumerate(observation.tasks):
+        if view.phase not in (Pc.DONE, Pc.FAILED):
+            continue
+        drops = config.call(task).drops
+        meant = drops if view.copy is None else tuple(i for i in drops if i in view.copy)
+        for item in meant:
+            if item in observation.server:
+                return ImplViolation(
+                    Invariant.REMOVED_AT_REST,
+                    item,
+                    task,
+                    f"T{task} ({config.call(task).site}) meant to remove {item}; the server "
+                    "still holds it",
+                )
+    return None
+
+
 def impl_violations(observation: Observation, config: Config) -> dict[Invariant, ImplViolation]:
     found: dict[Invariant, ImplViolation] = {}
-    for check in (unintended_delete, disagreement_at_rest, untrue_mirror_at_rest, twice):
+    for check in (
+        unintended_delete,
+        disagreement_at_rest,
+        untrue_mirror_at_rest,
+        twice,
+        removed_not_gone,
+    ):
         violation = check(observation, config)
         if violation is not None:
             found[violation.invariant] = violation

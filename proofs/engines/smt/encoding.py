@@ -263,6 +263,16 @@ class SymState(Vars[Any]):
 MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 
 
+#: Invariants the encoding has no property for: `bad` refuses them, and the bmc and
+#: invariant methods leave their cells to the explorer, saying so.
+UNENCODED: dict[Invariant, str] = {
+    Invariant.REMOVED_AT_REST: "the z3 encoding has no property for removed-at-rest (invariant "
+    "5): the explorer decided this cell",
+}
+#: The invariants the encoding has a property for: what its engines check by default.
+ENCODED: tuple[Invariant, ...] = tuple(i for i in Invariant if i not in UNENCODED)
+
+
 def refuse_unmodelled(config: Config) -> None:
     """`UnsupportedConfig` (one line) for a session shape or option the encoding
     does not model: only the openai and three-way shapes, and no reconnect."""
@@ -447,6 +457,8 @@ class Encoding:
 
     def bad(self, s: SymState, invariant: Invariant) -> z3.BoolRef:
         """The model's `check(state, config, invariant)` reports a violation."""
+        if invariant in UNENCODED:
+            raise UnsupportedConfig(UNENCODED[invariant])
         if invariant is Invariant.NO_UNINTENDED_DELETE:
             return bor(
                 s.udel[t, i]

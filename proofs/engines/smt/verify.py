@@ -35,6 +35,7 @@ from proofs.engines.smt.bmc import (
     check_configs,
     reuse,
 )
+from proofs.engines.smt.encoding import ENCODED
 from proofs.errors import Interrupted
 
 
@@ -144,7 +145,7 @@ def run(
     variants: Sequence[Variant],
     scenarios: Sequence[Scenario],
     environments: Sequence[Environment],
-    invariants: Sequence[Invariant] = tuple(Invariant),
+    invariants: Sequence[Invariant] = ENCODED,
     timeout: float = DEFAULT_TIMEOUT,
     jobs: int = DEFAULT_JOBS,
     method: str = METHOD_KIND,

@@ -1,0 +1,271 @@
+"""Casebook cases 1, 2 and 4 replayed on the released OpenAI realtime session.
+
+A model counterexample becomes a script (`script_of`): the server's items that
+reach the session's mirror, the function calls and turns the agent learns, and
+each push of the application's context. `drive` runs the script on a release's
+own code: its `RemoteChatContext` is the mirror, its `_handle_response_output_item_done`
+hands the agent each function call (under the id the release gives it), and its
+`_create_update_chat_ctx_events` computes each push's ops. Nothing is sent over a
+socket: the session object is a stand-in holding only what those methods read,
+so the replay checks the session's diff and ids, not its websocket or locks.
+
+The installed release (1.8.9) runs in-process. livekit-agents 1.4.2 (before
+livekit/agents #4876 and #5887) is installed under `.cache/livekit/1.4.2` as the
+other releases are (`releases.py`), with the two packages it needs that 1.8.9
+does not (httpx, httpcore), and runs in a subprocess (`run`).
+
+Nothing here imports livekit at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+from model import Config, MoveKind, OpKind
+from model.moves import fresh_id
+from model.scenarios import ItemKind
+from model.sites import RequestSource
+from proofs.adapters.livekit.releases import CACHE, ROOT, installed_version
+from proofs.engines.trace import Trace
+from proofs.errors import ReleaseUnavailable
+
+#: The release before #4876 and #5887, and what `pip install --no-deps` needs for it.
+BEFORE = "1.4.2"
+BEFORE_REQUIREMENTS: tuple[str, ...] = (
+    "livekit-agents==1.4.2",
+    "livekit-plugins-openai==1.4.2",
+    "httpx==0.28.1",
+    "httpcore==1.0.9",
+)
+
+#: One action of a script: ("mirror", item, kind, after), ("learn", item, kind),
+#: ("push", task, drops, adds); items by their model names.
+Action = list[Any]
+
+
+def script_of(config: Config, trace: Trace) -> tuple[list[Action], list[list[list[str]]]]:
+    """The actions of `trace` that the session's code sees, and the model's ops of each
+    push (as [kind, item] pairs), in order."""
+    scenario = config.scenario
+    actions: list[Action] = []
+    model_ops: list[list[list[str]]] = []
+    state = trace.start
+    for step in trace.steps:
+        move, after = step.move, step.state
+        if move.kind is MoveKind.CLIENT_APPLY and move.task is None and move.item is not None:
+            event = state.to_client[0]
+            kind = scenario.kind(move.item).value
+            actions.append(["mirror", move.item, kind, event.after])
+        elif move.kind is MoveKind.LEARN and move.item is not None:
+            actions.append(["learn", move.item, scenario.kind(move.item).value])
+        elif move.kind is MoveKind.CALL and move.task is not None:
+            if config.site(move.task).request is not RequestSource.CALLER_COPY:
+                raise ReleaseUnavailable("only the application's replacement is replayed here")
+            call = config.call(move.task)
+            actions.append(["push", move.task, list(call.drops), list(call.adds)])
+            sent = after.to_server[len(state.to_server) :]
+            model_ops.append([[op.kind.value, op.item] for op in sent])
+        state = after
+    return actions, model_ops
+
+
+def initial_items(config: Config) -> dict[str, list[list[str]]]:
+    """The scenario's server conversation and local context, each item with its kind."""
+    scenario = config.scenario
+    return {
+        "server": [[i, scenario.kind(i).value] for i in scenario.server],
+        "local": [[i, scenario.kind(i).value] for i in scenario.initial_local],
+    }
+
+
+def model_names(config: Config, ops: list[list[str]], fresh: dict[str, str]) -> list[list[str]]:
+    """A release's ops with the ids it gave function calls renamed to the model's
+    `fresh_id` names, so they compare with the model's ops."""
+    back = {given: fresh_id(item) for item, given in fresh.items() if given != item}
+    return [[kind, back.get(item, item)] for kind, item in ops]
+
+
+# -- the release's side --------------------------------------------------------------
+
+
+def _realtime() -> types.ModuleType:
+    """The release's OpenAI realtime module: in livekit-agents itself from 1.8, else
+    in the OpenAI plugin."""
+    import importlib
+
+    try:
+        return importlib.import_module("livekit.agents.llm._realtime.openai")
+    except ImportError:
+        return importlib.import_module("livekit.plugins.openai.realtime.realtime_model")
+
+
+def _item(llm: Any, item: str, kind: str) -> Any:
+    if kind == ItemKind.FUNCTION_CALL.value:
+        return llm.FunctionCall(id=item, call_id=f"{item}-call", name="lookup", arguments="{}")
+    if kind == ItemKind.EMPTY_MESSAGE.value:
+        return llm.ChatMessage(id=item, role="user", content=[])
+    return llm.ChatMessage(id=item, role="user", content=[f"text of {item}"])
+
+
+def _handed_to_agent(module: Any, session: Any, item: str) -> Any:
+    """The function call the release hands the agent for the server's item `item`."""
+    from livekit.agents import utils
+
+    generation = object.__new__(getattr(module, "_ResponseGeneration", object))
+    generation.function_ch = utils.aio.Chan()
+    generation.messages = {}
+    session._current_generation = generation
+    call = module.RealtimeConversationItemFunctionCall.model_construct(
+        id=item, type="function_call", call_id=f"{item}-call", name="lookup", arguments="{}"
+    )
+    event = module.ResponseOutputItemDoneEvent.model_construct(
+        type="response.output_item.done", event_id="ev", output_index=0, response_id="r", item=call
+    )
+    module.RealtimeSession._handle_response_output_item_done(session, event)
+    return generation.function_ch.recv_nowait()
+
+
+def _stand_in(module: Any, remote: Any) -> Any:
+    """A session object with the release's own methods bound and only the state they read."""
+    session = types.SimpleNamespace(_remote_chat_ctx=remote, _current_generation=None)
+    for name in ("_handle_function_call",):
+        method = getattr(module.RealtimeSession, name, None)
+        if method is not None:
+            setattr(session, name, types.MethodType(method, session))
+    return session
+
+
+def _ops(events: list[Any]) -> list[list[str]]:
+    def field(event: Any, name: str) -> Any:
+        return event[name] if isinstance(event, dict) else getattr(event, name)
+
+    out: list[list[str]] = []
+    for event in events:
+        if field(event, "type") == "conversation.item.delete":
+            out.append([OpKind.DELETE.value, field(event, "item_id")])
+        else:
+            out.append([OpKind.CREATE.value, field(field(event, "item"), "id")])
+    return out
+
+
+def drive(start: dict[str, list[list[str]]], actions: list[Action]) -> dict[str, Any]:
+    """Run a script on the release on this interpreter's path: each push's ops and the
+    id the agent was given for each function call it learned."""
+    from livekit.agents import __version__, llm
+    from livekit.agents.llm.remote_chat_context import RemoteChatContext
+
+    module = _realtime()
+    remote = RemoteChatContext()
+    previous: str | None = None
+    for item, kind in start["server"]:
+        remote.insert(previous, _item(llm, item, kind))
+        previous = item
+    local = [_item(llm, item, kind) for item, kind in start["local"]]
+    session = _stand_in(module, remote)
+    pushes: list[list[list[str]]] = []
+    fresh: dict[str, str] = {}
+    for action in actions:
+        if action[0] == "mirror":
+            _, item, kind, after = action
+            remote.insert(after, _item(llm, item, kind))
+        elif action[0] == "learn":
+            _, item, kind = action
+            if kind == ItemKind.FUNCTION_CALL.value:
+                call = _handed_to_agent(module, session, item)
+                fresh[item] = call.id
+                local.append(call)
+            else:
+                local.append(_item(llm, item, kind))
+        else:
+            _, _, drops, adds = action
+            copy = [i for i in local if i.id not in drops]
+            copy += [_item(llm, item, ItemKind.MESSAGE.value) for item in adds]
+            events = module.RealtimeSession._create_update_chat_ctx_events(
+                session, llm.ChatContext(copy)
+            )
+            pushes.append(_ops(list(events)))
+            local = copy
+    return {"release": __version__, "pushes": pushes, "fresh": fresh}
+
+
+# -- running it ---------------------------------------------------------------------
+
+
+def ensure_before(cache: Path = CACHE) -> tuple[Path, float]:
+    """Install livekit-agents 1.4.2 under the cache (once); its folder and the seconds."""
+    target = cache / BEFORE
+    marker = target / ".ackguard-complete"
+    wanted = "\n".join(BEFORE_REQUIREMENTS)
+    if marker.exists() and marker.read_text() == wanted:
+        return target, 0.0
+    started = time.perf_counter()
+    target.mkdir(parents=True, exist_ok=True)
+    command = [
+        *(sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
+        *("--no-deps", "--no-compile", "--upgrade", "--target", str(target)),
+        *BEFORE_REQUIREMENTS,
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise ReleaseUnavailable(
+            f"pip could not install livekit-agents {BEFORE}: {result.stderr.strip()[-2000:]}"
+        )
+    marker.write_text(wanted)
+    return target, time.perf_counter() - started
+
+
+def run(version: str, replays: list[tuple[Config, Trace]]) -> list[dict[str, Any]]:
+    """Replay each (config, trace) on release `version`: the installed one in-process,
+    1.4.2 in one subprocess for all. Each report adds "model" (the model's ops per push)
+    and "renamed" (the release's ops under the model's names)."""
+    scripts = [(initial_items(config), *script_of(config, trace)) for config, trace in replays]
+    requests: list[dict[str, Any]] = [
+        {"start": start, "actions": actions} for start, actions, _ in scripts
+    ]
+    if version == installed_version():
+        reports = [drive(r["start"], r["actions"]) for r in requests]
+    elif version == BEFORE:
+        target, _ = ensure_before()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(target), str(ROOT), env.get("PYTHONPATH", "")])
+        result = subprocess.run(
+            [sys.executable, "-m", "proofs.adapters.livekit.cases_a"],
+            input=json.dumps(requests),
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            cwd=ROOT,
+        )
+        if result.returncode != 0:
+            raise ReleaseUnavailable(
+                f"the livekit-agents {version} replay failed: {result.stderr.strip()[-3000:]}"
+            )
+        reports = json.loads(result.stdout)
+    else:
+        raise ReleaseUnavailable(f"no replay of casebook cases on livekit-agents {version}")
+    for report, (config, _), (_, _, model_ops) in zip(reports, replays, scripts, strict=True):
+        if report["release"] != version:
+            raise ReleaseUnavailable(
+                f"the replay ran livekit-agents {report['release']}, not {version}"
+            )
+        report["model"] = model_ops
+        report["renamed"] = [model_names(config, ops, report["fresh"]) for ops in report["pushes"]]
+    return reports
+
+
+def main() -> None:
+    """`python -m proofs.adapters.livekit.cases_a`: scripts on stdin, reports on stdout."""
+    requests = json.load(sys.stdin)
+    json.dump([drive(r["start"], r["actions"]) for r in requests], sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
