@@ -10,6 +10,9 @@
 3. The mirror is true at rest: when nothing is in flight, the session's mirror
    holds exactly the server conversation's items.
 4. Nothing twice: no item id is ever on the server conversation twice.
+6. No wait on a settled op: no push goes on waiting for an op once the server
+   has applied or refused that op and its answer has reached the session; a
+   wait that only the timeout ends counts, since the answer came before it.
 
 "Nothing in flight" (`State.at_rest`): no op, no event, no push under way, no
 request kept back, and a server session active. Invariant 3 compares items
@@ -144,6 +147,24 @@ def nothing_twice(state: State, config: Config) -> Violation | None:
     return None
 
 
+def no_wait_on_settled(state: State, config: Config) -> Violation | None:
+    """Invariant 6: a push still waited for an op after the server's answer to that
+    op (applied or refused) reached the session (`Task.stalled`)."""
+    for task, pushed in enumerate(state.tasks):
+        if pushed.stalled:
+            kind, item = min(pushed.stalled, key=lambda key: (key[0].value, key[1]))
+            site = config.call(task).site
+            return Violation(
+                Invariant.NO_WAIT_ON_SETTLED,
+                item,
+                task,
+                site,
+                f"the server answered the {site} push's {kind.value} of {item}, and the push "
+                "went on waiting for it",
+            )
+    return None
+
+
 def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
     """Why `invariant` cannot break under `shape` whatever runs, if it cannot: a
     verdict says so instead of only "holds"."""
@@ -151,6 +172,8 @@ def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
         return "the session sends no deletes"
     if invariant is Invariant.NOTHING_TWICE and shape.sends_deletes:
         return "the server refuses a create for an id it holds; a rebuild copies the mirror"
+    if invariant is Invariant.NO_WAIT_ON_SETTLED and not shape.waits_for_acks:
+        return "the session waits for no acks"
     return None
 
 
@@ -159,6 +182,7 @@ CHECKS = {
     Invariant.AGREEMENT_AT_REST: agreement_at_rest,
     Invariant.MIRROR_TRUE_AT_REST: mirror_true_at_rest,
     Invariant.NOTHING_TWICE: nothing_twice,
+    Invariant.NO_WAIT_ON_SETTLED: no_wait_on_settled,
 }
 
 

@@ -89,6 +89,28 @@ class Diff(enum.Enum):
     THREE_WAY = "three-way"
 
 
+class UnknownAnchor(enum.Enum):
+    """Where the session's mirror puts an announced item whose anchor (the item the
+    server says it follows) the mirror does not hold."""
+
+    #: At the mirror's tail (livekit-plugins-openai 1.7.1 on, #6964; ackguard's own).
+    TAIL = "tail"
+    #: Nowhere: the insert fails, the item is left out of the mirror, and its ack
+    #: still resolves (livekit-plugins-openai up to 1.7.0).
+    DROPPED = "dropped"
+
+
+class DuplicateRejection(enum.Enum):
+    """What the session does with the server's refusal of a create for an item the
+    server already holds ("duplicate item id")."""
+
+    #: The refusal ends the push's wait for that create, as any refusal does.
+    SETTLES = "settles"
+    #: The refusal reaches the session but no waiter: the push waits on until its
+    #: timeout, or for ever (the account of livekit/agents #6964).
+    LEFT_WAITING = "left-waiting"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -104,6 +126,10 @@ class SessionShape:
     while_disconnected: WhileDisconnected
     on_reconnect: OnReconnect
     diff: Diff = Diff.MIRROR
+    #: Where an announced item with an anchor the mirror lacks goes (`UnknownAnchor`).
+    unknown_anchor: UnknownAnchor = UnknownAnchor.TAIL
+    #: Whether a duplicate-id refusal ends its push's wait (`DuplicateRejection`).
+    duplicate_rejection: DuplicateRejection = DuplicateRejection.SETTLES
     #: Where the real code is (release, file), for readers.
     source: str = ""
 

@@ -57,6 +57,8 @@ class Event:
     op: OpKind | None = None
     #: The task whose op this answers; None for an item the model created.
     task: int | None = None
+    #: For REJECTED: the server refused a create because it holds the item already.
+    duplicate: bool = False
 
 
 class Pc(enum.Enum):
@@ -124,6 +126,9 @@ class Task:
     pending: frozenset[tuple[OpKind, str]] = frozenset()
     #: The ops it sent, kept only where a reconnect re-sends those still awaited.
     ops: tuple[Op, ...] = ()
+    #: Ghost, for invariant 6: the acks (kind, item) whose answer reached the session
+    #: while this push went on waiting for them; kept after the push ends.
+    stalled: frozenset[tuple[OpKind, str]] = frozenset()
 
 
 @frozen

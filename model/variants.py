@@ -39,6 +39,7 @@ class Invariant(enum.Enum):
     AGREEMENT_AT_REST = "agreement-at-rest"
     MIRROR_TRUE_AT_REST = "mirror-true-at-rest"
     NOTHING_TWICE = "nothing-twice"
+    NO_WAIT_ON_SETTLED = "no-wait-on-settled"
 
 
 class Verdict(enum.Enum):

@@ -49,6 +49,7 @@ from model import (
     no_unintended_delete,
 )
 from model.move_table import MOVES
+from model.shapes import DuplicateRejection, UnknownAnchor
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -73,6 +74,9 @@ _EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJ
 SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
 CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
 REFUSED, RECREATED, SENT = 16, 17, 18
+#: The flags in field BAD_DELETE: the sticky invariants' ghost bits (renamings keep
+#: the field as it is, and no move reads it).
+UNINTENDED, STALLED = 1, 2
 
 #: A task: (pc, copy, request, bound to the live local context, pending-ack mask).
 IDLE_TASK: tuple[Any, ...] = (IDLE, None, None, False, 0)
@@ -218,6 +222,10 @@ def unsupported(config: Config) -> str | None:
     )
     if not (plain and lock):
         return f"the compact encoding has no session shape like {shape.name}"
+    if shape.unknown_anchor is not UnknownAnchor.TAIL:
+        return "the compact encoding places an item with an unknown anchor at the tail only"
+    if shape.duplicate_rejection is not DuplicateRejection.SETTLES:
+        return "the compact encoding has every refusal settle its waiter"
     if config.reconnects():
         return "the compact encoding has no reconnect"
     return None
@@ -254,6 +262,7 @@ class CompactModel:
         self.model_on = on(MoveKind.MODEL_CREATES)
         self.learn_on = on(MoveKind.LEARN)
         self.timeout_on = on(MoveKind.TIMEOUT)
+        self.stale_on = on(MoveKind.MODEL_ANCHORS_ON_DELETED)
         self.pool = tuple(self.ids[i] for i in scenario.server_pool)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
@@ -318,7 +327,8 @@ class CompactModel:
             mask(state.acked),
             mask(state.reached),
             mask(state.removed),
-            no_unintended_delete(state, self.config) is not None,
+            (UNINTENDED if no_unintended_delete(state, self.config) is not None else 0)
+            | (STALLED if any(task.stalled for task in state.tasks) else 0),
             mask(state.refused),
             mask(item for _, item in state.recreated),
             mask(state.sent),
@@ -336,7 +346,7 @@ class CompactModel:
     @staticmethod
     def unintended_delete(s: CState) -> bool:
         """Invariant 1 is broken: some push deleted an acknowledged item it did not drop."""
-        return bool(s[BAD_DELETE])
+        return bool(s[BAD_DELETE] & UNINTENDED)
 
     @staticmethod
     def disagreement_at_rest(s: CState) -> bool:
@@ -370,6 +380,11 @@ class CompactModel:
     def twice(s: CState) -> bool:
         """Invariant 4 is broken: an item id is on the server twice."""
         return len(set(s[SERVER])) != len(s[SERVER])
+
+    @staticmethod
+    def waited_on_settled(s: CState) -> bool:
+        """Invariant 6 is broken: a push went on waiting for an op its answer had settled."""
+        return bool(s[BAD_DELETE] & STALLED)
 
     # -- moves ----------------------------------------------------------------
 
@@ -483,7 +498,7 @@ class CompactModel:
         drops = self.drops[index]
         for kind, item, _, _ in ops:
             if kind == DELETE and (acked >> item) & 1 and item not in drops:
-                w.bad = True
+                w.bad |= UNINTENDED
         for kind, item, _, _ in ops:
             if kind == CREATE:
                 w.sent |= 1 << item
@@ -618,12 +633,32 @@ class CompactModel:
                         w.local = _upsert(w.local, (item,))
                         w.learned |= bit
                         out.append(((MoveKind.LEARN, None, item), w.freeze()))
+        if self.stale_on and s[CREATED] < len(self.pool):
+            anchor = self._stale_anchor(s)
+            if anchor != NONE:
+                item = self.pool[s[CREATED]]
+                w = _Scratch(s)
+                w.server = (*w.server, item)
+                w.reached |= 1 << item
+                w.sent |= 1 << item
+                w.created = s[CREATED] + 1
+                w.to_client = (*w.to_client, (ADDED, item, anchor, NONE, NONE))
+                out.append(((MoveKind.MODEL_ANCHORS_ON_DELETED, None, item), w.freeze()))
         if self.timeout_on:
             for index, task in enumerate(s[TASKS]):
                 if task[0] == WAIT_ACKS and task[4]:
                     w = _Scratch(s)
                     self._finish(w, index)
                     out.append(((MoveKind.TIMEOUT, index, None), w.freeze()))
+
+    def _stale_anchor(self, s: CState) -> int:
+        """`model.moves._stale_anchor` on ids: the last by name of the removed items
+        the server does not hold, or NONE."""
+        server = s[SERVER]
+        gone = [i for i in range(len(self.names)) if (s[REMOVED] >> i) & 1 and i not in server]
+        if not gone:
+            return NONE
+        return max(gone, key=lambda i: self.names[i])
 
     def _server_apply(self, w: _Scratch) -> None:
         op = w.to_server[0]
@@ -677,6 +712,9 @@ class CompactModel:
         for index, t in enumerate(tasks):
             if t[0] == WAIT_ACKS and t[4] & key and (not own_only or index == task):
                 tasks[index] = (t[0], t[1], t[2], t[3], t[4] & ~key)
+        waiter = tasks[task]
+        if waiter[0] == WAIT_ACKS and waiter[4] & key:
+            w.bad |= STALLED
         outstanding = w.outstanding
         for position, o in enumerate(outstanding):
             if o[0] == key_kind and o[1] == item and o[3] == task:

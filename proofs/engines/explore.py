@@ -72,7 +72,9 @@ def explore(
         return explore_readable(config, invariants, max_states)
     started = time.perf_counter()
     model = CompactModel(config)
-    sym = Symmetry(model) if symmetry else None
+    # the stale anchor is chosen by name, which a renaming of items does not keep
+    stale = config.environment.stale_anchors and bool(config.scenario.server_pool)
+    sym = Symmetry(model) if symmetry and not stale else None
     if sym is not None and not sym.active:
         sym = None
     checks: dict[Invariant, Callable[[CState], bool]] = {
@@ -80,6 +82,7 @@ def explore(
         Invariant.AGREEMENT_AT_REST: model.disagreement_at_rest,
         Invariant.MIRROR_TRUE_AT_REST: model.untrue_mirror_at_rest,
         Invariant.NOTHING_TWICE: model.twice,
+        Invariant.NO_WAIT_ON_SETTLED: model.waited_on_settled,
     }
     start = model.initial()
     start_perm: Perm | None = None
