@@ -39,7 +39,7 @@ from attrs import evolve, frozen
 
 from model import Config, Environment, Invariant, Move, Violation, check
 from model.environment import OPTION_NAMES
-from proofs.engines.smt.encoding import GUARDS, Encoding, SymState
+from proofs.engines.smt.encoding import GUARDS, UNMODELLED_INVARIANTS, Encoding, SymState
 from proofs.engines.smt.induction import check_inductive
 from proofs.engines.smt.reachset import reachable_invariant
 from proofs.engines.smt.simulation import reachable
@@ -215,6 +215,18 @@ def check_configs(
             for cell in open_cells(key):
                 finish(cell, UNKNOWN, None, METHOD_BMC, reason=reason)
 
+    for key in groups:
+        for cell in open_cells(key):
+            if cell.invariant in UNMODELLED_INVARIANTS:
+                finish(
+                    cell,
+                    UNKNOWN,
+                    None,
+                    METHOD_BMC,
+                    reason=f"the z3 encoding does not model {cell.invariant.value}; "
+                    "use the explorer",
+                )
+    modelled = [inv for inv in invariants if inv not in UNMODELLED_INVARIANTS]
     if method == METHOD_INVARIANT:
         for key, members in groups.items():
             _prove_by_invariant(enc, members[0], open_cells(key), finish, started, timeout)
@@ -222,7 +234,7 @@ def check_configs(
         d = unrolling.depth
         state = unrolling.states[d]
         inexact = enc.inexact(state)
-        bads = {inv: enc.bad(state, inv) for inv in invariants}
+        bads = {inv: enc.bad(state, inv) for inv in modelled}
         # 1. a bad (or inexact) state at depth d, in any environment still open?
         while keys := open_keys():
             answer = query(

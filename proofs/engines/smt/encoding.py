@@ -280,6 +280,15 @@ def refuse_unmodelled(config: Config) -> None:
         raise UnsupportedConfig(
             "the z3 encoding does not model the reconnects option; use the explorer"
         )
+    if config.environment.stale_anchors and "stale-anchors" not in config.inert_options():
+        raise UnsupportedConfig(
+            "the z3 encoding does not model the stale-anchors option; use the explorer"
+        )
+
+
+#: The invariants this encoding has no `bad` for: it keeps no history of which
+#: answers reached the session, so it cannot say a push waited on a settled op.
+UNMODELLED_INVARIANTS: frozenset[Invariant] = frozenset({Invariant.NO_WAIT_ON_SETTLED})
 
 
 class Encoding:
@@ -447,6 +456,10 @@ class Encoding:
 
     def bad(self, s: SymState, invariant: Invariant) -> z3.BoolRef:
         """The model's `check(state, config, invariant)` reports a violation."""
+        if invariant in UNMODELLED_INVARIANTS:
+            raise UnsupportedConfig(
+                f"the z3 encoding does not model the {invariant.value} invariant; use the explorer"
+            )
         if invariant is Invariant.NO_UNINTENDED_DELETE:
             return bor(
                 s.udel[t, i]
@@ -1371,6 +1384,7 @@ SUBJECT_MOVES: dict[str, tuple[MoveKind, ...]] = {
     "pool": (MoveKind.MODEL_CREATES, MoveKind.LEARN, MoveKind.CLIENT_APPLY),
     # never built: `refuse_unmodelled` turns away every config that could make them
     "connection": (MoveKind.DISCONNECT, MoveKind.CONNECT),
+    "stale-anchor": (MoveKind.MODEL_ANCHORS_ON_DELETED,),
 }
 
 Handler = Callable[[Encoding, Subject], Iterator[Named]]
@@ -1397,6 +1411,8 @@ BUILDERS: dict[MoveKind, Handler] = {
     MoveKind.LEARN: lambda enc, subject: enc._pool_moves(MoveKind.LEARN, subject),
     MoveKind.DISCONNECT: lambda enc, subject: iter(()),
     MoveKind.CONNECT: lambda enc, subject: iter(()),
+    # refused by `refuse_unmodelled`, as the connection's moves are
+    MoveKind.MODEL_ANCHORS_ON_DELETED: lambda enc, subject: iter(()),
 }
 
 
