@@ -94,6 +94,11 @@ class Config:
         """Whether the connection can drop here: the option is on and the shape rebuilds."""
         return self.environment.reconnects and self.shape.reconnects
 
+    def stale_anchors(self) -> bool:
+        """Whether the model's item can be announced after a deleted item here: the
+        option is on and the shape does not make it inert (`SessionShape.inert_options`)."""
+        return self.environment.stale_anchors and "stale-anchors" not in self.inert_options()
+
     def options_read(self) -> frozenset[str]:
         """The environment options that can change a move of this config.
 
@@ -111,8 +116,7 @@ class Config:
             read.add("stale-copies")
         if self.scenario.server_pool:
             read.add("server-items")
-            if self.shape.sends_deletes:
-                # only a delete puts an item on the server's deleted list to anchor on
+            if "stale-anchors" not in self.inert_options():
                 read.add("stale-anchors")
         return frozenset(read)
 
@@ -418,7 +422,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
                         state, local=_upsert(state.local, (item,)), learned=state.learned | {item}
                     ),
                 )
-    if _enabled(env, MoveKind.MODEL_ANCHORS_ON_DELETED):
+    if _enabled(env, MoveKind.MODEL_ANCHORS_ON_DELETED) and config.stale_anchors():
         pool = config.scenario.server_pool
         anchor = _stale_anchor(state)
         if state.created < len(pool) and state.connected and anchor is not None:

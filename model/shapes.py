@@ -161,6 +161,22 @@ class SessionShape:
             inert.append(("timeouts", "the session waits for no acks, so none can time out"))
         if not self.reconnects:
             inert.append(("reconnects", "the session has no reconnect of its own"))
+        if not self.sends_deletes:
+            inert.append(
+                ("stale-anchors", "the session sends no deletes, so no deleted item to anchor on")
+            )
+        elif (
+            self.unknown_anchor is UnknownAnchor.TAIL
+            and self.mirror_update is MirrorUpdate.ON_EVENTS
+            and self.model_items is ModelItems.AS_EVENTS
+        ):
+            inert.append(
+                (
+                    "stale-anchors",
+                    "an item with an unknown anchor goes to the mirror's tail, where the "
+                    "announcement naming the server's last item puts it too",
+                )
+            )
         return tuple(inert)
 
 

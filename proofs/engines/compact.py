@@ -262,7 +262,9 @@ class CompactModel:
         self.model_on = on(MoveKind.MODEL_CREATES)
         self.learn_on = on(MoveKind.LEARN)
         self.timeout_on = on(MoveKind.TIMEOUT)
-        self.stale_on = on(MoveKind.MODEL_ANCHORS_ON_DELETED)
+        # every shape encoded here places an item with an unknown anchor at the tail,
+        # which makes `stale-anchors` inert (`SessionShape.inert_options`): no move
+        assert not config.stale_anchors()
         self.pool = tuple(self.ids[i] for i in scenario.server_pool)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
@@ -633,32 +635,12 @@ class CompactModel:
                         w.local = _upsert(w.local, (item,))
                         w.learned |= bit
                         out.append(((MoveKind.LEARN, None, item), w.freeze()))
-        if self.stale_on and s[CREATED] < len(self.pool):
-            anchor = self._stale_anchor(s)
-            if anchor != NONE:
-                item = self.pool[s[CREATED]]
-                w = _Scratch(s)
-                w.server = (*w.server, item)
-                w.reached |= 1 << item
-                w.sent |= 1 << item
-                w.created = s[CREATED] + 1
-                w.to_client = (*w.to_client, (ADDED, item, anchor, NONE, NONE))
-                out.append(((MoveKind.MODEL_ANCHORS_ON_DELETED, None, item), w.freeze()))
         if self.timeout_on:
             for index, task in enumerate(s[TASKS]):
                 if task[0] == WAIT_ACKS and task[4]:
                     w = _Scratch(s)
                     self._finish(w, index)
                     out.append(((MoveKind.TIMEOUT, index, None), w.freeze()))
-
-    def _stale_anchor(self, s: CState) -> int:
-        """`model.moves._stale_anchor` on ids: the last by name of the removed items
-        the server does not hold, or NONE."""
-        server = s[SERVER]
-        gone = [i for i in range(len(self.names)) if (s[REMOVED] >> i) & 1 and i not in server]
-        if not gone:
-            return NONE
-        return max(gone, key=lambda i: self.names[i])
 
     def _server_apply(self, w: _Scratch) -> None:
         op = w.to_server[0]

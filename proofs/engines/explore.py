@@ -72,9 +72,7 @@ def explore(
         return explore_readable(config, invariants, max_states)
     started = time.perf_counter()
     model = CompactModel(config)
-    # the stale anchor is chosen by name, which a renaming of items does not keep
-    stale = config.environment.stale_anchors and bool(config.scenario.server_pool)
-    sym = Symmetry(model) if symmetry and not stale else None
+    sym = Symmetry(model) if symmetry else None
     if sym is not None and not sym.active:
         sym = None
     checks: dict[Invariant, Callable[[CState], bool]] = {

@@ -48,8 +48,15 @@ def test_the_case_record() -> None:
     assert all(fix.status == "merged" for fix in CASE.fixes)
 
 
+def test_the_option_is_inert_where_the_item_goes_to_the_tail() -> None:
+    for shape in SHAPES:  # tail placement, or no deletes at all
+        assert "stale-anchors" in dict(shape.inert_options()), shape.name
+    assert not config(UnknownAnchor.TAIL, DuplicateRejection.SETTLES).stale_anchors()
+    assert config(UnknownAnchor.DROPPED, DuplicateRejection.SETTLES).stale_anchors()
+
+
 def test_the_stale_anchor_move_waits_for_a_deleted_item() -> None:
-    cfg = config(UnknownAnchor.TAIL, DuplicateRejection.SETTLES)
+    cfg = config(UnknownAnchor.DROPPED, DuplicateRejection.SETTLES)
     assert MOVES[MoveKind.MODEL_ANCHORS_ON_DELETED].option == "stale-anchors"
     start = initial_state(cfg)
     kinds = {move.kind for move, _ in successors(start, cfg)}
@@ -64,16 +71,16 @@ def test_the_stale_anchor_move_waits_for_a_deleted_item() -> None:
 
 
 def _announced(anchor: UnknownAnchor) -> tuple[str, ...]:
+    """The mirror once the model's asst1, announced after the deleted old1, arrives."""
     cfg = config(anchor, DuplicateRejection.SETTLES)
-    state = initial_state(cfg)
-    for move in (
-        Move(MoveKind.CALL, 0),
-        Move(MoveKind.SERVER_APPLY, 0, "old1"),
-        Move(MoveKind.MODEL_ANCHORS_ON_DELETED, None, "asst1"),
-        Move(MoveKind.CLIENT_APPLY, 0, "old1"),
-        Move(MoveKind.CLIENT_APPLY, None, "asst1"),
-    ):
-        state = step(state, cfg, move)
+    state = attrs.evolve(
+        initial_state(cfg),
+        server=("msg0", "asst1"),
+        mirror=("msg0",),
+        removed=frozenset({"old1"}),
+        to_client=(Event(EventKind.ADDED, "asst1", after="old1"),),
+    )
+    state = step(state, cfg, Move(MoveKind.CLIENT_APPLY, None, "asst1"))
     assert "asst1" in state.acked  # the event arrived, whatever the mirror did with it
     return state.mirror
 

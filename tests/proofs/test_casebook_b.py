@@ -7,7 +7,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from model import Config, Environment, Invariant, Verdict
+from model import Environment, Invariant, Verdict
 from model.cases import CASES_BY_NAME, Case, Fix
 from model.move_table import MoveKind
 from model.shapes import DuplicateRejection, UnknownAnchor
@@ -19,6 +19,7 @@ from proofs.engines.explore import explore
 CASE = CASES_BY_NAME["livekit-agents-6964"]
 REPORT = Environment(server_items=True, stale_anchors=True)
 TIMEOUTS = Environment(server_items=True, stale_anchors=True, timeouts=True)
+_WIDE = CASE.environments[-1]
 BOTH = (Invariant.MIRROR_TRUE_AT_REST, Invariant.NO_WAIT_ON_SETTLED)
 
 
@@ -111,18 +112,47 @@ def test_the_compact_encoding_keeps_the_stall_bit() -> None:
     assert not model.waited_on_settled(model.encode(trace.steps[-2].state))
 
 
-def test_the_z3_encoding_refuses_the_stale_anchor_and_invariant_6() -> None:
+def test_the_z3_encoding_refuses_invariant_6_and_the_shapes_that_drop() -> None:
     from proofs.engines.smt.encoding import Encoding
     from proofs.errors import UnsupportedConfig
 
-    config = config_of(CASE, _fix("pr-6964"), REPORT)
-    with pytest.raises(UnsupportedConfig, match="stale-anchors"):
-        Encoding(config)
-    plain = Encoding(attrs.evolve(config, environment=Environment(server_items=True)))
+    with pytest.raises(UnsupportedConfig, match="session shapes"):
+        Encoding(config_of(CASE, _fix("before"), REPORT))
+    fixed = Encoding(config_of(CASE, _fix("pr-6964"), REPORT))  # the option is inert there
     with pytest.raises(UnsupportedConfig, match="no-wait-on-settled"):
-        plain.bad(plain.state("@0"), Invariant.NO_WAIT_ON_SETTLED)
+        fixed.bad(fixed.state("@0"), Invariant.NO_WAIT_ON_SETTLED)
 
 
-def test_a_stale_anchor_config_is_explored_without_symmetry() -> None:
-    config: Config = config_of(CASE, _fix("pr-6964"), REPORT)
-    assert explore(config, BOTH).states == explore(config, BOTH, symmetry=False).states
+def test_a_stale_anchor_changes_nothing_where_the_item_goes_to_the_tail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Why `stale-anchors` is inert for the tail placement (docs/model.md): with the
+    move forced on for the fixed configuration, every state at rest has the mirror
+    equal to the server conversation in order, and every verdict is as without it."""
+    from model import SessionShape, initial_state, successors
+    from proofs.engines.explore_readable import explore_readable
+
+    config = config_of(CASE, _fix("pr-6964"), _WIDE)
+    assert "stale-anchors" in config.inert_options()
+    inert = {f.invariant: f.verdict for f in explore_readable(config, tuple(Invariant)).findings}
+    original = SessionShape.inert_options
+
+    def forced(shape: SessionShape) -> tuple[tuple[str, str], ...]:
+        return tuple(row for row in original(shape) if row[0] != "stale-anchors")
+
+    monkeypatch.setattr(SessionShape, "inert_options", forced)
+    assert config.stale_anchors()
+    start = initial_state(config)
+    seen, todo, announced = {start}, [start], 0
+    while todo:
+        state = todo.pop()
+        if state.at_rest():
+            assert state.mirror == state.server
+        for move, successor in successors(state, config):
+            announced += move.kind is MoveKind.MODEL_ANCHORS_ON_DELETED
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    assert announced  # the forced move did happen
+    forced_verdicts = explore_readable(config, tuple(Invariant)).findings
+    assert {f.invariant: f.verdict for f in forced_verdicts} == inert
