@@ -30,7 +30,7 @@ from collections import Counter
 from attrs import frozen
 
 from model.moves import Config
-from model.shapes import SessionShape
+from model.shapes import DuplicateRejection, SessionShape
 from model.state import State
 from model.variants import Invariant
 
@@ -172,8 +172,11 @@ def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
         return "the session sends no deletes"
     if invariant is Invariant.NOTHING_TWICE and shape.sends_deletes:
         return "the server refuses a create for an id it holds; a rebuild copies the mirror"
-    if invariant is Invariant.NO_WAIT_ON_SETTLED and not shape.waits_for_acks:
-        return "the session waits for no acks"
+    if invariant is Invariant.NO_WAIT_ON_SETTLED:
+        if not shape.waits_for_acks:
+            return "the session waits for no acks"
+        if shape.duplicate_rejection is DuplicateRejection.SETTLES:
+            return "every answer the session applies ends its own push's wait for that op"
     return None
 
 

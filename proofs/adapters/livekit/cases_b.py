@@ -257,11 +257,13 @@ async def _act(
         assert move.task is not None
         task = after.tasks[move.task]
         ids = task.request if task.request is not None else after.local
-        pushes[move.task] = asyncio.ensure_future(session.update_chat_ctx(_context(llm, ids)))
+        push = pushes[move.task] = asyncio.ensure_future(
+            session.update_chat_ctx(_context(llm, ids))
+        )
         sent = len(after.to_server) - len(before.to_server)
-        await _until(lambda: _item_ops(conn) >= len(after.to_server) or pushes[move.task].done())
+        await _until(lambda: _item_ops(conn) >= len(after.to_server) or push.done())
         if sent == 0:
-            await _until(pushes[move.task].done)
+            await _until(push.done)
         _session_traffic(conn)
     elif kind in (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT):
         _session_traffic(conn)
