@@ -11,10 +11,11 @@ time, so a patched model is the model explored), memoized per run.
 It is an exact quotient of the readable model: `encode` maps a readable state to
 its compact one, dropping only what no later move and no invariant reads (a
 finished push's data, `done` against `failed`, a request once diffed, the three-
-way base, which never outlives the step that computes it, and `deletes_sent`,
-kept as one flag for invariant 1). `tests/proofs/test_explore_compact.py` checks
-that the two graphs are equal under `encode` over the catalog, and the explorer
-replays every trace it reports through the readable model.
+way base, which never outlives the step that computes it, `deletes_sent` and
+each task's `stalled`, kept as one flag each for invariants 1 and 6).
+`tests/proofs/test_explore_compact.py` checks that the two graphs are equal under
+`encode` over the catalog, and the explorer replays every trace it reports
+through the readable model.
 """
 
 from __future__ import annotations
