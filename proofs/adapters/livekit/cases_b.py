@@ -10,7 +10,9 @@ the fix and gives the session the same moves, one at a time:
   replacements, which hand the session a context of their own);
 * `server-apply`: the gated server handles the next item op (its own errors:
   a duplicate id, an unknown predecessor);
-* `model-anchors-on-deleted`: `impl.gated_server_anchor.add_after_deleted`;
+* `model-anchors-on-deleted`: `impl.gated_server_anchor.add_after_deleted`
+  (beside a model under which the option is inert, its ordinary `model-creates`:
+  the replay then checks the argument for inertness on the release);
 * `client-apply`: the next item event is written to the socket;
 * `resume`: the push returns; `learn` touches only the agent's local context,
   which the replay keeps itself (the request of a later call).
@@ -125,7 +127,7 @@ def before_trace(case_: Case) -> tuple[Move, ...]:
     return tuple(s.move for s in finding.trace.steps)
 
 
-async def _until(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -200,6 +202,7 @@ async def replay(config: Config, fix: str, moves: Sequence[Move]) -> Replay:
             base_url=server.base_url, api_key="x", modalities=["text"], turn_detection=None
         )
         session = model.session()
+        handled = _count_handlers(session)
         pushes: dict[int, asyncio.Task[None]] = {}
         errors: list[str] = []
         try:
@@ -215,11 +218,11 @@ async def replay(config: Config, fix: str, moves: Sequence[Move]) -> Replay:
             skipped: list[str] = []
             for move in moves:
                 try:
-                    after = step(state, config, move)
+                    after = step(state, config, _model_move(config, move))
                 except ValueError:
                     skipped.append(move.label())
                     continue
-                await _act(session, conn, llm, state, after, move, pushes, errors)
+                await _act(session, conn, llm, state, after, move, pushes, errors, handled)
                 state = after
                 views.append(
                     StepView(
@@ -251,6 +254,7 @@ async def _act(
     move: Move,
     pushes: dict[int, asyncio.Task[None]],
     errors: list[str],
+    handled: list[int],
 ) -> None:
     kind = move.kind
     if kind is MoveKind.CALL:
@@ -273,15 +277,20 @@ async def _act(
             conn.reject_next()
     elif kind is MoveKind.MODEL_ANCHORS_ON_DELETED:
         assert move.item is not None
-        anchor = after.to_client[-1].after
-        assert anchor is not None
-        add_after_deleted(conn, _model_item(move.item), anchor)
+        # as the model names it: the last by name of the deleted items the server lacks
+        conversation = conn.conversation
+        gone = sorted(item for item in conversation.removed if item not in conversation.ids())
+        add_after_deleted(conn, _model_item(move.item), gone[-1])
     elif kind is MoveKind.CLIENT_APPLY:
         await _deliver_session_traffic(conn)
+        before_count = handled[0]
         event = await conn.deliver_next()
         if event.get("type") == "error":
             errors.append(str(event.get("error", {}).get("code")))
-        await _pump()
+        # the session's receive loop has run the event's handler (and what it resolved)
+        if not await _until(lambda: handled[0] > before_count):
+            raise UnsupportedConfig(f"the session never handled {event.get('type')}")
+        await _pump(0.01)
     elif kind is MoveKind.RESUME:
         assert move.task is not None
         await _until(pushes[move.task].done)
@@ -290,6 +299,40 @@ async def _act(
     else:
         raise UnsupportedConfig(f"the case 3 replay has no counterpart of {kind.value}")
     await _pump(0.02)
+
+
+#: The session's handlers of the events a replay delivers (the same names in 1.6.8
+#: and 1.8.9); each is wrapped on the instance to count its calls.
+_HANDLERS = (
+    "_handle_conversion_item_added",
+    "_handle_conversion_item_deleted",
+    "_handle_error",
+)
+
+
+def _count_handlers(session: Any) -> list[int]:
+    """A counter the session's item-event and error handlers bump once they return."""
+    count = [0]
+    for name in _HANDLERS:
+        original = getattr(session, name)
+
+        def counted(event: Any, _original: Any = original) -> None:
+            try:
+                _original(event)
+            finally:
+                count[0] += 1
+
+        setattr(session, name, counted)
+    return count
+
+
+def _model_move(config: Config, move: Move) -> Move:
+    """The model's move for `move`: where `stale-anchors` is inert (the item goes to
+    the tail, docs/model.md), the ordinary announcement, which the argument for
+    inertness says ends in the same mirror; the replay checks that it does."""
+    if move.kind is MoveKind.MODEL_ANCHORS_ON_DELETED and not config.stale_anchors():
+        return Move(MoveKind.MODEL_CREATES, None, move.item)
+    return move
 
 
 def _installed() -> str:
