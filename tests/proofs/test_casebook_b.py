@@ -19,7 +19,6 @@ from proofs.engines.explore import explore
 CASE = CASES_BY_NAME["livekit-agents-6964"]
 REPORT = Environment(server_items=True, stale_anchors=True)
 TIMEOUTS = Environment(server_items=True, stale_anchors=True, timeouts=True)
-_WIDE = CASE.environments[-1]
 BOTH = (Invariant.MIRROR_TRUE_AT_REST, Invariant.NO_WAIT_ON_SETTLED)
 
 
@@ -132,7 +131,7 @@ def test_a_stale_anchor_changes_nothing_where_the_item_goes_to_the_tail(
     from model import SessionShape, initial_state, successors
     from proofs.engines.explore_readable import explore_readable
 
-    config = config_of(CASE, _fix("pr-6964"), _WIDE)
+    config = config_of(CASE, _fix("pr-6964"), TIMEOUTS)
     assert "stale-anchors" in config.inert_options()
     inert = {f.invariant: f.verdict for f in explore_readable(config, tuple(Invariant)).findings}
     original = SessionShape.inert_options
