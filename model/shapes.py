@@ -191,6 +191,9 @@ SHAPES: tuple[SessionShape, ...] = (
         model_items=ModelItems.AS_EVENTS,
         while_disconnected=WhileDisconnected.NONE,
         on_reconnect=OnReconnect.REBUILD_FROM_MIRROR,
+        # livekit/agents #6964, in livekit-plugins-openai 1.7.1 on (model.cases, case 3)
+        unknown_anchor=UnknownAnchor.TAIL,
+        duplicate_rejection=DuplicateRejection.SETTLES,
         source="livekit-agents 1.8.9 livekit/agents/llm/_realtime/openai.py",
     ),
     SessionShape(
