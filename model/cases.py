@@ -17,11 +17,13 @@ from model.scenarios import Call, ItemKind, Scenario, validate
 from model.shapes import (
     SHAPES_BY_NAME,
     CallIds,
+    DuplicateRejection,
     OrphanOutputs,
     Rebuilds,
     ReconnectMirror,
     ReconnectResends,
     SessionShape,
+    UnknownAnchor,
     Withheld,
 )
 from model.variants import Invariant
@@ -340,6 +342,113 @@ CASE_5886 = Case(
     environments=(BASE, _SERVER, _REJECT),
 )
 
+# -- case 3: livekit/agents #6964 -------------------------------------------------
+
+#: The replacement deletes `old1`; the model's reply `asst1` is announced after
+#: `old1` (the server's tail when the reply began); the agent learns `asst1`; a
+#: second replacement pushes the local context, which holds it.
+SCENARIO_6964 = Scenario(
+    name="livekit-agents-6964",
+    summary="a replacement deletes an item; the model's next item is announced after it; "
+    "a second replacement pushes the local context",
+    calls=(Call("replacement", drops=("old1",)), Call("replacement")),
+    server=("msg0", "old1"),
+    server_pool=("asst1",),
+    environment=Environment(server_items=True, stale_anchors=True),
+    seed_finding="(livekit/agents #6964) the mirror drops asst1; the re-create is refused "
+    "as a duplicate and, before #6729, waits out its timeout",
+)
+validate(SCENARIO_6964)
+
+
+def _openai(
+    name: str, release: str, anchor: UnknownAnchor, duplicate: DuplicateRejection
+) -> SessionShape:
+    """The openai shape of an older livekit-plugins-openai release: the same session
+    but where an item with an unknown anchor goes and what a duplicate refusal does."""
+    return evolve(
+        SHAPES_BY_NAME["openai"],
+        name=name,
+        summary=f"livekit-plugins-openai {release} realtime: unknown anchor {anchor.value}, "
+        f"duplicate refusal {duplicate.value}",
+        unknown_anchor=anchor,
+        duplicate_rejection=duplicate,
+        source=f"livekit-plugins-openai {release} livekit/plugins/openai/realtime/"
+        "realtime_model.py",
+    )
+
+
+_REPORT = Environment(server_items=True, stale_anchors=True)
+#: Every option but the reconnect (whose rebuild the openai shape has; see docs/casebook.md).
+_WIDE = Environment(
+    stale_copies=True, server_items=True, timeouts=True, rejections=True, stale_anchors=True
+)
+_DROPPED_WHY = "the mirror dropped asst1, which the server holds"
+
+CASE_6964 = Case(
+    name="livekit-agents-6964",
+    title="An item announced after a deleted item is dropped from the mirror",
+    reports=("https://github.com/livekit/agents/pull/6964",),
+    summary="The server can announce a new item as following an item it has just deleted: "
+    "the reply was placed at the tail when it began, and the tail was deleted meanwhile. "
+    "The session's mirror refused to insert an item after an anchor it no longer held, so "
+    "it lost an item the server has. A later push of the local context, which holds the "
+    "item, created it again; the server refused the duplicate, and the push waited for an "
+    "answer that the session never matched to it until its 5 s timeout. The fix puts such "
+    "an item at the mirror's tail and lets a duplicate refusal end its waiter as done.",
+    scenario=SCENARIO_6964,
+    before=Fix(
+        name="before",
+        summary="the item is dropped; no refusal reaches any waiter",
+        variant="unlocked",
+        shape=_openai(
+            "openai-1.6.8", "1.6.8", UnknownAnchor.DROPPED, DuplicateRejection.LEFT_WAITING
+        ),
+        release="livekit-plugins-openai==1.6.8",
+        fails=(
+            Expected(Invariant.MIRROR_TRUE_AT_REST, _REPORT, _DROPPED_WHY),
+            Expected(
+                Invariant.NO_WAIT_ON_SETTLED,
+                _REPORT,
+                "the duplicate refusal of asst1's re-create reaches the session, and the push "
+                "waits on",
+            ),
+        ),
+    ),
+    fixes=(
+        Fix(
+            name="pr-6729",
+            summary="a refusal fails its own waiter by event id (as an error); the item is "
+            "still dropped",
+            variant="unlocked",
+            shape=_openai(
+                "openai-1.6.9", "1.6.9", UnknownAnchor.DROPPED, DuplicateRejection.SETTLES
+            ),
+            link="https://github.com/livekit/agents/pull/6729",
+            status="merged",
+            release="livekit-plugins-openai==1.6.9",
+            fails=(Expected(Invariant.MIRROR_TRUE_AT_REST, _REPORT, _DROPPED_WHY),),
+        ),
+        Fix(
+            name="pr-6964",
+            summary="the item goes at the mirror's tail; a duplicate refusal settles as done",
+            variant="unlocked",
+            shape=_openai("openai-1.7.1", "1.7.1", UnknownAnchor.TAIL, DuplicateRejection.SETTLES),
+            link="https://github.com/livekit/agents/pull/6964",
+            status="merged",
+            release="livekit-plugins-openai==1.7.1",
+        ),
+    ),
+    invariants=(Invariant.MIRROR_TRUE_AT_REST, Invariant.NO_WAIT_ON_SETTLED),
+    environments=(
+        Environment(server_items=True),
+        _REPORT,
+        Environment(server_items=True, stale_anchors=True, timeouts=True),
+        _WIDE,
+    ),
+)
+
+
 # -- case 5: livekit/agents-js #1843 -------------------------------------------
 
 _JS_SOURCE = "@livekit/agents-plugin-openai 1.7.0 plugins/openai/src/realtime/realtime_model.ts"
@@ -465,7 +574,7 @@ CASE_AGENTS_JS_1843 = Case(
 
 
 #: The catalog of cases, in the order of docs/casebook.md.
-CASES: tuple[Case, ...] = (CASE_4960, CASE_4876, CASE_5886, CASE_AGENTS_JS_1843)
+CASES: tuple[Case, ...] = (CASE_4960, CASE_4876, CASE_6964, CASE_5886, CASE_AGENTS_JS_1843)
 
 for _case in CASES:
     validate(_case.scenario)

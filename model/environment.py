@@ -41,6 +41,9 @@ class Environment:
     #: The connection can drop and come back; a shape that rebuilds on reconnect
     #: does so (a shape with no reconnect of its own is not affected).
     reconnects: bool = False
+    #: The model's item can be announced anchored on an item the server has deleted
+    #: (the server put it at its tail; the event names the stale anchor).
+    stale_anchors: bool = False
 
     def on(self, option: str) -> bool:
         """Whether the option named `option` (`OPTIONS`) is on; KeyError for an unknown one."""
@@ -95,6 +98,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "the connection drops (ops and events in flight lost) and comes back; a shape that "
         "rebuilds on reconnect rebuilds the server conversation from its mirror",
     ),
+    OptionSpec(
+        "stale-anchors",
+        "stale_anchors",
+        "the model's next item is announced anchored on an item the server has deleted",
+    ),
 )
 OPTIONS_BY_NAME: dict[str, OptionSpec] = {spec.name: spec for spec in OPTIONS}
 OPTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in OPTIONS)
@@ -111,7 +119,12 @@ _check_options()
 
 BASE = Environment()
 ALL = Environment(
-    stale_copies=True, server_items=True, timeouts=True, rejections=True, reconnects=True
+    stale_copies=True,
+    server_items=True,
+    timeouts=True,
+    rejections=True,
+    reconnects=True,
+    stale_anchors=True,
 )
 
 #: The environments the verdict table has a column for: none, each option alone, all.
@@ -122,6 +135,7 @@ ENVIRONMENTS: tuple[Environment, ...] = (
     Environment(timeouts=True),
     Environment(rejections=True),
     Environment(reconnects=True),
+    Environment(stale_anchors=True),
     ALL,
 )
 

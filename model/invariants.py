@@ -19,6 +19,10 @@ A push has finished when it returned or failed (`Pc.DONE`, `Pc.FAILED`); a
 session that withholds a delete sends none, so it cannot break 1, and the item it
 leaves on the server breaks 5.
 
+6. No wait on a settled op: no push goes on waiting for an op once the server
+   has applied or refused that op and its answer has reached the session; a
+   wait that only the timeout ends counts, since the answer came before it.
+
 "Nothing in flight" (`State.at_rest`): no op, no event, no push under way, no
 request kept back, and a server session active. Invariant 3 compares items
 with their counts, not their order.
@@ -35,7 +39,7 @@ from collections import Counter
 from attrs import frozen
 
 from model.moves import Config, server_id
-from model.shapes import SessionShape
+from model.shapes import DuplicateRejection, SessionShape
 from model.state import Pc, State
 from model.variants import Invariant
 
@@ -186,6 +190,24 @@ def removed_at_rest(state: State, config: Config) -> Violation | None:
     return None
 
 
+def no_wait_on_settled(state: State, config: Config) -> Violation | None:
+    """Invariant 6: a push still waited for an op after the server's answer to that
+    op (applied or refused) reached the session (`Task.stalled`)."""
+    for task, pushed in enumerate(state.tasks):
+        if pushed.stalled:
+            kind, item = min(pushed.stalled, key=lambda key: (key[0].value, key[1]))
+            site = config.call(task).site
+            return Violation(
+                Invariant.NO_WAIT_ON_SETTLED,
+                item,
+                task,
+                site,
+                f"the server answered the {site} push's {kind.value} of {item}, and the push "
+                "went on waiting for it",
+            )
+    return None
+
+
 def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
     """Why `invariant` cannot break under `shape` whatever runs, if it cannot: a
     verdict says so instead of only "holds"."""
@@ -193,6 +215,11 @@ def by_construction(invariant: Invariant, shape: SessionShape) -> str | None:
         return "the session sends no deletes"
     if invariant is Invariant.NOTHING_TWICE and shape.sends_deletes:
         return "the server refuses a create for an id it holds; a rebuild copies the mirror"
+    if invariant is Invariant.NO_WAIT_ON_SETTLED:
+        if not shape.waits_for_acks:
+            return "the session waits for no acks"
+        if shape.duplicate_rejection is DuplicateRejection.SETTLES:
+            return "every answer the session applies ends its own push's wait for that op"
     return None
 
 
@@ -202,6 +229,7 @@ CHECKS = {
     Invariant.MIRROR_TRUE_AT_REST: mirror_true_at_rest,
     Invariant.NOTHING_TWICE: nothing_twice,
     Invariant.REMOVED_AT_REST: removed_at_rest,
+    Invariant.NO_WAIT_ON_SETTLED: no_wait_on_settled,
 }
 
 

@@ -32,6 +32,7 @@ class MoveKind(enum.Enum):
     TIMEOUT = "timeout"
     DISCONNECT = "disconnect"
     CONNECT = "connect"
+    MODEL_ANCHORS_ON_DELETED = "model-anchors-on-deleted"
 
 
 class Actor(enum.Enum):
@@ -211,6 +212,16 @@ MOVES: dict[MoveKind, MoveSpec] = {
             option="reconnects",
             summary="a new server session: the session rebuilds the server conversation "
             "from its mirror and re-sends the ops it still awaits",
+        ),
+        MoveSpec(
+            MoveKind.MODEL_ANCHORS_ON_DELETED,
+            Actor.MODEL,
+            names_task=False,
+            names_item=True,
+            gives=Channel.TO_CLIENT,
+            option="stale-anchors",
+            summary="the model creates the next item of the scenario's pool at the tail, "
+            "announced after an item the server has deleted",
         ),
     )
 }

@@ -22,6 +22,7 @@ from model.shapes import (
     SHAPES_BY_NAME,
     CallIds,
     Diff,
+    DuplicateRejection,
     MirrorUpdate,
     ModelItems,
     OrphanOutputs,
@@ -30,6 +31,7 @@ from model.shapes import (
     ReconnectMirror,
     ReconnectResends,
     SessionShape,
+    UnknownAnchor,
     WhileDisconnected,
     Withheld,
 )
@@ -100,6 +102,11 @@ class Config:
         """Whether the connection can drop here: the option is on and the shape rebuilds."""
         return self.environment.reconnects and self.shape.reconnects
 
+    def stale_anchors(self) -> bool:
+        """Whether the model's item can be announced after a deleted item here: the
+        option is on and the shape does not make it inert (`SessionShape.inert_options`)."""
+        return self.environment.stale_anchors and "stale-anchors" not in self.inert_options()
+
     def options_read(self) -> frozenset[str]:
         """The environment options that can change a move of this config.
 
@@ -117,6 +124,8 @@ class Config:
             read.add("stale-copies")
         if self.scenario.server_pool:
             read.add("server-items")
+            if "stale-anchors" not in self.inert_options():
+                read.add("stale-anchors")
         return frozenset(read)
 
     def behaviour(self) -> Hashable:
@@ -482,6 +491,15 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         for item in pool[: state.created]:
             if item in state.acked and item not in state.learned:
                 yield Move(MoveKind.LEARN, None, item), _learn(state, config, item)
+    if _enabled(env, MoveKind.MODEL_ANCHORS_ON_DELETED) and config.stale_anchors():
+        pool = config.scenario.server_pool
+        anchor = _stale_anchor(state)
+        if state.created < len(pool) and state.connected and anchor is not None:
+            item = pool[state.created]
+            yield (
+                Move(MoveKind.MODEL_ANCHORS_ON_DELETED, None, item),
+                _model_creates(state, item, anchor),
+            )
     if _enabled(env, MoveKind.TIMEOUT):
         for index, task in enumerate(state.tasks):
             if task.pc is Pc.WAIT_ACKS and task.pending:
@@ -660,7 +678,7 @@ def _server_apply(state: State, config: Config) -> State:
             to_client=(*state.to_client, Event(EventKind.DELETED, op.item, task=op.task)),
         )
     if op.item in server:
-        return _reject(state, op)
+        return _reject(state, op, duplicate=True)
     if _unanchored(state, config, op):
         # pushed, yet never to arrive, when the call it answers had been on the server
         calls = {i for i in state.reached if config.scenario.kind(i) is ItemKind.FUNCTION_CALL}
@@ -698,13 +716,26 @@ def _server_reject(state: State, op: Op) -> State:
     return _reject(state, op)
 
 
-def _reject(state: State, op: Op) -> State:
-    event = Event(EventKind.REJECTED, op.item, op=op.kind, task=op.task)
+def _reject(state: State, op: Op, duplicate: bool = False) -> State:
+    event = Event(EventKind.REJECTED, op.item, op=op.kind, task=op.task, duplicate=duplicate)
     return evolve(state, to_server=state.to_server[1:], to_client=(*state.to_client, event))
 
 
-def _model_creates(state: State, item: str) -> State:
-    after = state.server[-1] if state.server else None
+def _stale_anchor(state: State) -> str | None:
+    """The deleted item the model's next item may be announced after: the last by
+    name of those a delete removed and the server does not hold again.
+
+    Which one does not matter to any session: each one's deleted event is ahead
+    of the announcement in the FIFO, so by then no mirror driven by events holds it.
+    """
+    gone = sorted(item for item in state.removed if item not in state.server)
+    return gone[-1] if gone else None
+
+
+def _model_creates(state: State, item: str, anchor: str | None = None) -> State:
+    """The model's item goes at the server's tail; the announcement names the
+    server's last item, or `anchor` (an item the server has deleted) when given."""
+    after = anchor if anchor is not None else (state.server[-1] if state.server else None)
     return evolve(
         state,
         server=(*state.server, item),
@@ -728,7 +759,12 @@ def _client_apply(state: State, config: Config) -> State:
         by_session = event.task is None and shape.model_items is ModelItems.BY_SESSION
         if on_events or by_session:
             mirror = state.mirror
-            if event.item not in mirror:
+            dropped = (
+                event.after is not None
+                and event.after not in mirror
+                and shape.unknown_anchor is UnknownAnchor.DROPPED
+            )
+            if event.item not in mirror and not dropped:
                 mirror = insert_after(mirror, event.item, event.after)
             state = evolve(state, mirror=mirror, acked=state.acked | {event.item})
         key = (OpKind.CREATE, event.item)
@@ -749,12 +785,21 @@ def _client_apply(state: State, config: Config) -> State:
     # one sent event id, so only its own push, if that push still waits for it.
     # The three-way session keys every ack by op.
     own_only = three_way or event.kind is EventKind.REJECTED
+    ignored = event.duplicate and shape.duplicate_rejection is DuplicateRejection.LEFT_WAITING
     tasks = tuple(
         evolve(task, pending=task.pending - {key})
-        if task.pc is Pc.WAIT_ACKS and key in task.pending and (not own_only or index == event.task)
+        if task.pc is Pc.WAIT_ACKS
+        and key in task.pending
+        and (not own_only or index == event.task)
+        and not ignored
         else task
         for index, task in enumerate(state.tasks)
     )
+    waiter = tasks[event.task]
+    if waiter.pc is Pc.WAIT_ACKS and key in waiter.pending:
+        # the answer to this push's own op has reached the session, and it waits on
+        waiter = evolve(waiter, stalled=waiter.stalled | {key})
+        tasks = _replace_task(tasks, event.task, waiter)
     outstanding = state.outstanding
     for position, op in enumerate(outstanding):
         if op.key == key and op.task == event.task:

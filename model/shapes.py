@@ -174,6 +174,28 @@ class Diff(enum.Enum):
     THREE_WAY = "three-way"
 
 
+class UnknownAnchor(enum.Enum):
+    """Where the session's mirror puts an announced item whose anchor (the item the
+    server says it follows) the mirror does not hold."""
+
+    #: At the mirror's tail (livekit-plugins-openai 1.7.1 on, #6964; ackguard's own).
+    TAIL = "tail"
+    #: Nowhere: the insert fails, the item is left out of the mirror, and its ack
+    #: still resolves (livekit-plugins-openai up to 1.7.0).
+    DROPPED = "dropped"
+
+
+class DuplicateRejection(enum.Enum):
+    """What the session does with the server's refusal of a create for an item the
+    server already holds ("duplicate item id")."""
+
+    #: The refusal ends the push's wait for that create, as any refusal does.
+    SETTLES = "settles"
+    #: The refusal reaches the session but no waiter: the push waits on until its
+    #: timeout, or for ever (the account of livekit/agents #6964).
+    LEFT_WAITING = "left-waiting"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -196,6 +218,10 @@ class SessionShape:
     reconnect_lock: ReconnectLock = ReconnectLock.NONE
     rebuilds: Rebuilds = Rebuilds.EVERYTHING
     orphan_outputs: OrphanOutputs = OrphanOutputs.UNCHECKED
+    #: Where an announced item with an anchor the mirror lacks goes (`UnknownAnchor`).
+    unknown_anchor: UnknownAnchor = UnknownAnchor.TAIL
+    #: Whether a duplicate-id refusal ends its push's wait (`DuplicateRejection`).
+    duplicate_rejection: DuplicateRejection = DuplicateRejection.SETTLES
     #: Where the real code is (release, file), for readers.
     source: str = ""
     #: The classes of items whose deletes the session withholds; none by default.
@@ -231,6 +257,22 @@ class SessionShape:
             inert.append(("timeouts", "the session waits for no acks, so none can time out"))
         if not self.reconnects:
             inert.append(("reconnects", "the session has no reconnect of its own"))
+        if not self.sends_deletes:
+            inert.append(
+                ("stale-anchors", "the session sends no deletes, so no deleted item to anchor on")
+            )
+        elif (
+            self.unknown_anchor is UnknownAnchor.TAIL
+            and self.mirror_update is MirrorUpdate.ON_EVENTS
+            and self.model_items is ModelItems.AS_EVENTS
+        ):
+            inert.append(
+                (
+                    "stale-anchors",
+                    "an item with an unknown anchor goes to the mirror's tail, where the "
+                    "announcement naming the server's last item puts it too",
+                )
+            )
         return tuple(inert)
 
 
@@ -253,6 +295,9 @@ SHAPES: tuple[SessionShape, ...] = (
         reconnect_mirror=ReconnectMirror.AT_ONCE,
         reconnect_lock=ReconnectLock.NONE,
         rebuilds=Rebuilds.EVERYTHING,
+        # livekit/agents #6964, in livekit-plugins-openai 1.7.1 on (model.cases, case 3)
+        unknown_anchor=UnknownAnchor.TAIL,
+        duplicate_rejection=DuplicateRejection.SETTLES,
         source="livekit-agents 1.8.9 livekit/agents/llm/_realtime/openai.py",
     ),
     SessionShape(

@@ -62,6 +62,8 @@ class Event:
     op: OpKind | None = None
     #: The task whose op this answers; None for an item the model created.
     task: int | None = None
+    #: For REJECTED: the server refused a create because it holds the item already.
+    duplicate: bool = False
 
 
 class Pc(enum.Enum):
@@ -132,6 +134,9 @@ class Task:
     #: Function outputs of its call the session dropped (their function call was
     #: not in the mirror), under `OrphanOutputs.DROPPED`.
     dropped: frozenset[str] = frozenset()
+    #: Ghost, for invariant 6: the acks (kind, item) whose answer reached the session
+    #: while this push went on waiting for them; kept after the push ends.
+    stalled: frozenset[tuple[OpKind, str]] = frozenset()
 
 
 @frozen

@@ -40,6 +40,7 @@ class Invariant(enum.Enum):
     MIRROR_TRUE_AT_REST = "mirror-true-at-rest"
     NOTHING_TWICE = "nothing-twice"
     REMOVED_AT_REST = "removed-at-rest"
+    NO_WAIT_ON_SETTLED = "no-wait-on-settled"
 
 
 class Verdict(enum.Enum):

@@ -11,10 +11,11 @@ time, so a patched model is the model explored), memoized per run.
 It is an exact quotient of the readable model: `encode` maps a readable state to
 its compact one, dropping only what no later move and no invariant reads (a
 finished push's data, `done` against `failed`, a request once diffed, the three-
-way base, which never outlives the step that computes it, and `deletes_sent`,
-kept as one flag for invariant 1). `tests/proofs/test_explore_compact.py` checks
-that the two graphs are equal under `encode` over the catalog, and the explorer
-replays every trace it reports through the readable model.
+way base, which never outlives the step that computes it, `deletes_sent` and
+each task's `stalled`, kept as one flag each for invariants 1 and 6).
+`tests/proofs/test_explore_compact.py` checks that the two graphs are equal under
+`encode` over the catalog, and the explorer replays every trace it reports
+through the readable model.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from model import (
     no_unintended_delete,
 )
 from model.move_table import MOVES
-from model.shapes import CallIds, OrphanOutputs
+from model.shapes import CallIds, DuplicateRejection, OrphanOutputs, UnknownAnchor
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -74,6 +75,9 @@ _EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJ
 SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
 CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
 REFUSED, RECREATED, SENT = 16, 17, 18
+#: The flags in field BAD_DELETE: the sticky invariants' ghost bits (renamings keep
+#: the field as it is, and no move reads it).
+UNINTENDED, STALLED = 1, 2
 
 #: A task: (pc, copy, request, bound to the live local context, pending-ack mask).
 #: Once called, a caller-copy task with drops keeps in the copy's place what it meant
@@ -225,6 +229,10 @@ def unsupported(config: Config) -> str | None:
         return "the compact encoding withholds no deletes"
     if shape.call_ids is not CallIds.SERVER:
         return "the compact encoding gives the local context no ids of its own"
+    if shape.unknown_anchor is not UnknownAnchor.TAIL:
+        return "the compact encoding places an item with an unknown anchor at the tail only"
+    if shape.duplicate_rejection is not DuplicateRejection.SETTLES:
+        return "the compact encoding has every refusal settle its waiter"
     if config.reconnects():
         return "the compact encoding has no reconnect"
     if shape.orphan_outputs is not OrphanOutputs.UNCHECKED:
@@ -268,6 +276,9 @@ class CompactModel:
         self.model_on = on(MoveKind.MODEL_CREATES)
         self.learn_on = on(MoveKind.LEARN)
         self.timeout_on = on(MoveKind.TIMEOUT)
+        # every shape encoded here places an item with an unknown anchor at the tail,
+        # which makes `stale-anchors` inert (`SessionShape.inert_options`): no move
+        assert not config.stale_anchors()
         self.pool = tuple(self.ids[i] for i in scenario.server_pool)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
@@ -335,7 +346,8 @@ class CompactModel:
             mask(state.acked),
             mask(state.reached),
             mask(state.removed),
-            no_unintended_delete(state, self.config) is not None,
+            (UNINTENDED if no_unintended_delete(state, self.config) is not None else 0)
+            | (STALLED if any(task.stalled for task in state.tasks) else 0),
             mask(state.refused),
             mask(item for _, item in state.recreated),
             mask(state.sent),
@@ -353,7 +365,7 @@ class CompactModel:
     @staticmethod
     def unintended_delete(s: CState) -> bool:
         """Invariant 1 is broken: some push deleted an acknowledged item it did not drop."""
-        return bool(s[BAD_DELETE])
+        return bool(s[BAD_DELETE] & UNINTENDED)
 
     @staticmethod
     def disagreement_at_rest(s: CState) -> bool:
@@ -408,6 +420,11 @@ class CompactModel:
     def twice(s: CState) -> bool:
         """Invariant 4 is broken: an item id is on the server twice."""
         return len(set(s[SERVER])) != len(s[SERVER])
+
+    @staticmethod
+    def waited_on_settled(s: CState) -> bool:
+        """Invariant 6 is broken: a push went on waiting for an op its answer had settled."""
+        return bool(s[BAD_DELETE] & STALLED)
 
     # -- moves ----------------------------------------------------------------
 
@@ -538,7 +555,7 @@ class CompactModel:
         drops = self.drops[index]
         for kind, item, _, _ in ops:
             if kind == DELETE and (acked >> item) & 1 and item not in drops:
-                w.bad = True
+                w.bad |= UNINTENDED
         for kind, item, _, _ in ops:
             if kind == CREATE:
                 w.sent |= 1 << item
@@ -737,6 +754,9 @@ class CompactModel:
         for index, t in enumerate(tasks):
             if t[0] == WAIT_ACKS and t[4] & key and (not own_only or index == task):
                 tasks[index] = (t[0], t[1], t[2], t[3], t[4] & ~key)
+        waiter = tasks[task]
+        if waiter[0] == WAIT_ACKS and waiter[4] & key:
+            w.bad |= STALLED
         outstanding = w.outstanding
         for position, o in enumerate(outstanding):
             if o[0] == key_kind and o[1] == item and o[3] == task:

@@ -81,6 +81,7 @@ def explore(
         Invariant.MIRROR_TRUE_AT_REST: model.untrue_mirror_at_rest,
         Invariant.NOTHING_TWICE: model.twice,
         Invariant.REMOVED_AT_REST: model.removed_not_gone,
+        Invariant.NO_WAIT_ON_SETTLED: model.waited_on_settled,
     }
     start = model.initial()
     start_perm: Perm | None = None

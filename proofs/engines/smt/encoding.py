@@ -268,6 +268,10 @@ MODELLED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 UNENCODED: dict[Invariant, str] = {
     Invariant.REMOVED_AT_REST: "the z3 encoding has no property for removed-at-rest (invariant "
     "5): the explorer decided this cell",
+    # it keeps no history of which answers reached the session, so it cannot say a
+    # push waited on a settled op
+    Invariant.NO_WAIT_ON_SETTLED: "the z3 encoding has no property for no-wait-on-settled "
+    "(invariant 6): the explorer decided this cell",
 }
 #: The invariants the encoding has a property for: what its engines check by default.
 ENCODED: tuple[Invariant, ...] = tuple(i for i in Invariant if i not in UNENCODED)
@@ -1383,6 +1387,7 @@ SUBJECT_MOVES: dict[str, tuple[MoveKind, ...]] = {
     "pool": (MoveKind.MODEL_CREATES, MoveKind.LEARN, MoveKind.CLIENT_APPLY),
     # never built: `refuse_unmodelled` turns away every config that could make them
     "connection": (MoveKind.DISCONNECT, MoveKind.CONNECT),
+    "stale-anchor": (MoveKind.MODEL_ANCHORS_ON_DELETED,),
 }
 
 Handler = Callable[[Encoding, Subject], Iterator[Named]]
@@ -1409,6 +1414,9 @@ BUILDERS: dict[MoveKind, Handler] = {
     MoveKind.LEARN: lambda enc, subject: enc._pool_moves(MoveKind.LEARN, subject),
     MoveKind.DISCONNECT: lambda enc, subject: iter(()),
     MoveKind.CONNECT: lambda enc, subject: iter(()),
+    # never built: every modelled shape makes `stale-anchors` inert (its items with an
+    # unknown anchor go to the tail), and `refuse_unmodelled` turns away any other
+    MoveKind.MODEL_ANCHORS_ON_DELETED: lambda enc, subject: iter(()),
 }
 
 
