@@ -92,6 +92,16 @@ def _mermaid_client(
     return lines
 
 
+def _mermaid_model_anchors_on_deleted(
+    config: Config, before: State, move: Move, after: State, number: int
+) -> list[str]:
+    anchor = after.to_client[-1].after
+    return [
+        f"Note over {_SERVER}: {number}. the model creates {move.item} after the deleted "
+        f"{anchor}, server {_text(ids(after.server))}"
+    ]
+
+
 def _mermaid_model_creates(
     config: Config, before: State, move: Move, after: State, number: int
 ) -> list[str]:
@@ -162,6 +172,7 @@ MERMAID_STEPS: Mapping[MoveKind, MermaidStep] = {
     MoveKind.SERVER_REJECT: _mermaid_server,
     MoveKind.CLIENT_APPLY: _mermaid_client,
     MoveKind.MODEL_CREATES: _mermaid_model_creates,
+    MoveKind.MODEL_ANCHORS_ON_DELETED: _mermaid_model_anchors_on_deleted,
     MoveKind.LEARN: _mermaid_learn,
     MoveKind.TIMEOUT: _mermaid_task(_timed_out),
     MoveKind.DISCONNECT: _mermaid_network,

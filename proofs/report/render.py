@@ -78,6 +78,14 @@ def _model_creates(config: Config, before: State, move: Move, after: State) -> s
     return f"the model creates {move.item} server-side; server {ids(after.server)}"
 
 
+def _model_anchors_on_deleted(config: Config, before: State, move: Move, after: State) -> str:
+    anchor = after.to_client[-1].after
+    return (
+        f"the model creates {move.item} server-side, announced after the deleted {anchor}; "
+        f"server {ids(after.server)}"
+    )
+
+
 def _learn(config: Config, before: State, move: Move, after: State) -> str:
     return f"the local context learns {move.item}; local {ids(after.local)}"
 
@@ -144,6 +152,7 @@ DESCRIBERS: Mapping[MoveKind, Describer] = {
     MoveKind.SERVER_REJECT: _server_step,
     MoveKind.CLIENT_APPLY: _client_step,
     MoveKind.MODEL_CREATES: _model_creates,
+    MoveKind.MODEL_ANCHORS_ON_DELETED: _model_anchors_on_deleted,
     MoveKind.LEARN: _learn,
     MoveKind.TIMEOUT: _task_step("its ack wait times out"),
     MoveKind.DISCONNECT: _disconnect,

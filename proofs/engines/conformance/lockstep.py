@@ -245,7 +245,14 @@ STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.TIMEOUT: lambda adapter, move: adapter.timeout(_task(move)),
     MoveKind.DISCONNECT: lambda adapter, move: _no_reconnect(move),
     MoveKind.CONNECT: lambda adapter, move: _no_reconnect(move),
+    MoveKind.MODEL_ANCHORS_ON_DELETED: lambda adapter, move: _no_stale_anchor(move),
 }
+
+
+def _no_stale_anchor(move: Move) -> None:
+    raise NotEnabled(
+        f"{move.label()}: the adapter interface cannot anchor a model item on a deleted one"
+    )
 
 
 def _no_reconnect(move: Move) -> None:
