@@ -126,14 +126,22 @@ def _prove_lock5() -> Outcome:
 
 
 @pytest.fixture(scope="module")
-def locked() -> Outcome:
-    # In a fresh interpreter: which inductive invariant inference finds depends on the
-    # z3 context's history, so under pytest-xdist (other proofs first, in any order)
-    # it was once one without the lock-discipline conjunct the mutant below breaks.
-    # A fresh process finds the same one every run, as `prove` does from the CLI.
+def locked(tool_outputs: Outcome) -> Outcome:
+    """lock5 with a user turn and tool outputs, proved in this process after another
+    proof (`tool_outputs`), so the z3 state that proof left behind is there."""
+    return _prove_lock5()
+
+
+def test_a_proof_finds_the_same_invariant_after_another_proof(locked: Outcome) -> None:
+    """Each proof builds its terms and solvers in z3 contexts of its own, so what it finds
+    is a function of the cell: the same invariant in a fresh interpreter as here, after
+    another proof. (With one shared context the two differed: z3's answers depended on
+    the terms earlier proofs had made.)"""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-        return pool.submit(_prove_lock5).result()
+        fresh = pool.submit(_prove_lock5).result()
+    assert fresh.status == locked.status == PROVED
+    assert [c.text() for c in fresh.invariant] == [c.text() for c in locked.invariant]
 
 
 def test_releasing_the_lock_before_the_acks_breaks_the_lock5_invariant(locked: Outcome) -> None:

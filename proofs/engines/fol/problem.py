@@ -160,10 +160,10 @@ class Problem:
                 disjuncts.append(self._literal(rels, literal, args))
             else:
                 if not disjuncts:
-                    return z3.BoolVal(False)
+                    return sorts.true(False)
                 instances.append(disjuncts[0] if len(disjuncts) == 1 else z3.Or(*disjuncts))
         if not instances:
-            return z3.BoolVal(True)
+            return sorts.true()
         return instances[0] if len(instances) == 1 else z3.And(*instances)
 
     def pre_clause(self, clause: Clause) -> Expr:
@@ -247,7 +247,7 @@ class Problem:
         params = {
             name: z3.Const(f"{name}@{tag}", self.sorts.of(sort)) for name, sort in action.params
         }
-        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        run = action.effect(Run(dict(pre), self.sorts.true()), params)
         out = [run.guard]
         for rel in self.relations:
             if rel.static:
@@ -269,7 +269,7 @@ class Problem:
             return self._changed[action.name]
         pre = self.pre
         params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
-        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        run = action.effect(Run(dict(pre), self.sorts.true()), params)
         out = frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
         self._changed[action.name] = out
         return out
@@ -284,7 +284,7 @@ def _drops_as(s: Sorts, site: Any, drops: Any, items: Any) -> Expr:
 
     def row(t: Any) -> Expr:
         def one(i: Any) -> Expr:
-            wanted = z3.BoolVal(False) if items is None else items(i)
+            wanted = s.true(False) if items is None else items(i)
             return z3.Implies(site(t), drops(t, i) == wanted)
 
         return s.forall(ITEM, one)

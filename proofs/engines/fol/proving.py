@@ -273,7 +273,7 @@ def counterexample_to_induction(
     premises = [*invariant, target]
     for action in problem.actions:
         post = post_symbols(problem, action, pre, "'")
-        s = solver(timeout_ms)
+        s = solver(timeout_ms, problem.sorts.ctx)
         s.add(*problem.axioms(pre), *conjunction(problem, premises, pre))
         s.add(*problem.step(action, pre, post, "x"))
         s.add(z3.Not(problem.clause(target, post)))

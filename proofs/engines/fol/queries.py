@@ -31,7 +31,7 @@ class ActionQueries:
         self.pre = problem.pre
         self.changed = problem.changed(action)
         self.post = post_symbols(problem, action, self.pre, f"'{index}")
-        self.solver = solver(timeout_ms)
+        self.solver = solver(timeout_ms, problem.sorts.ctx)
         self.solver.add(
             *problem.axioms(self.pre), *problem.step(action, self.pre, self.post, self.tag)
         )
@@ -46,14 +46,14 @@ class ActionQueries:
 
     def _indicator(self, clause: Clause) -> Any:
         if clause not in self._on:
-            on = z3.Bool(f"on!{self.tag}!{len(self._on)}")
+            on = z3.Bool(f"on!{self.tag}!{len(self._on)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(on, self.problem.pre_clause(clause)))
             self._on[clause] = on
         return self._on[clause]
 
     def _negation(self, clause: Clause) -> Any:
         if clause not in self._off:
-            off = z3.Bool(f"off!{self.tag}!{len(self._off)}")
+            off = z3.Bool(f"off!{self.tag}!{len(self._off)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(off, z3.Not(self.problem.clause(clause, self.post))))
             self._off[clause] = off
         return self._off[clause]
@@ -76,7 +76,7 @@ class ActionQueries:
             return self._check(*assumptions, self._negation(touched[0]))
         # a fresh goal literal for "one of these breaks", over the cached negations
         self._goals += 1
-        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
+        goal = z3.Bool(f"goal!{self.tag}!{self._goals}", self.problem.sorts.ctx)
         self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
         return self._check(*assumptions, goal)
 
@@ -88,7 +88,7 @@ class ActionQueries:
             return set()
         by_literal = {self._indicator(c): c for c in invariant}
         self._goals += 1
-        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
+        goal = z3.Bool(f"goal!{self.tag}!{self._goals}", self.problem.sorts.ctx)
         self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
         self.queries += 1
         if check(self.solver, *by_literal, goal):
@@ -131,7 +131,7 @@ class InitQueries:
 
     def __init__(self, problem: Problem, timeout_ms: int) -> None:
         self.problem = problem
-        self.solver = solver(timeout_ms)
+        self.solver = solver(timeout_ms, problem.sorts.ctx)
         self.solver.add(*problem.axioms(problem.pre), *problem.init(problem.pre))
         self._off: dict[Clause, Any] = {}
         self.queries = 0
@@ -139,7 +139,7 @@ class InitQueries:
     def breaks(self, clause: Clause) -> Structure | None:
         """An initial state that breaks `clause`, or None."""
         if clause not in self._off:
-            off = z3.Bool(f"init!{len(self._off)}")
+            off = z3.Bool(f"init!{len(self._off)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(off, z3.Not(self.problem.pre_clause(clause))))
             self._off[clause] = off
         self.queries += 1
