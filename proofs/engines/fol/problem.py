@@ -89,6 +89,7 @@ class Problem:
         self._pre_clauses: dict[Clause, Expr] = {}
         self._changed: dict[str, frozenset[str]] = {}
         self._terms: dict[tuple[object, ...], Expr] = {}
+        self._axioms: list[Expr] | None = None
         #: A finite instance's packed readers, by the vocabulary's symbol names (`solve.read`).
         self.packed: dict[tuple[str, ...], tuple[list[tuple[str, tuple[object, ...]]], Expr]] = {}
 
@@ -148,15 +149,18 @@ class Problem:
         names = clause.variables
         pools = [sorts.elements(None, VARIABLES[v]) for v in names]
         instances = []
-        for values in product(*pools):
-            env = dict(zip(names, values, strict=True))
+        for picks in product(*(range(len(pool)) for pool in pools)):
+            env = dict(zip(names, picks, strict=True))
             disjuncts: list[Expr] = []
             for literal in clause.literals:
-                args = [env[a] for a in literal.atom.args]
+                at = [env[a] for a in literal.atom.args]
                 if literal.atom.name == "=":
-                    if args[0].eq(args[1]) == literal.positive:
+                    if (at[0] == at[1]) == literal.positive:
                         break  # this instance holds whatever the relations are
                     continue
+                args = [
+                    pools[names.index(a)][k] for a, k in zip(literal.atom.args, at, strict=True)
+                ]
                 disjuncts.append(self._literal(rels, literal, args))
             else:
                 if not disjuncts:
@@ -171,6 +175,12 @@ class Problem:
         if clause not in self._pre_clauses:
             self._pre_clauses[clause] = self.clause(clause, self.pre)
         return self._pre_clauses[clause]
+
+    def pre_axioms(self) -> list[Expr]:
+        """`axioms` over the pre-state symbols, built once (every action's solver has them)."""
+        if self._axioms is None:
+            self._axioms = self.axioms(self.pre)
+        return self._axioms
 
     def axioms(self, rels: Mapping[str, Any]) -> list[Expr]:
         """The static facts, true in every state."""

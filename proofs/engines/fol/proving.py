@@ -107,7 +107,7 @@ def prove(
     timeout_ms: int = 60_000,
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
-    larger: tuple[int, int] | None = (3, 3),
+    larger: tuple[int, int] | None = None,
     seconds_limit: float | None = None,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
@@ -170,8 +170,13 @@ def prove(
         mark = time.perf_counter()
         problem = Problem(cell, unbounded_sorts())
         init, queries = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
+        result: CheckResult | None = None
         if found.stuck is None:
-            found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
+            # the finite instance's invariant is usually inductive for every size too:
+            # check it per (action, conjunct) first, and infer further only if it is not
+            result = _check_or_none(problem, list(found.invariant), init, queries)
+            if result is None:
+                found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
         if found.stuck is not None:
             seconds["check"] = time.perf_counter() - mark
             return Outcome(
@@ -186,7 +191,8 @@ def prove(
                     else "no inductive invariant among the templates holds it"
                 ),
             )
-        result = check_each(problem, list(found.invariant), init, queries)
+        if result is None:
+            result = check_each(problem, list(found.invariant), init, queries)
         seconds["check"] = time.perf_counter() - mark
     except Unsettled as error:
         return Outcome(
@@ -225,6 +231,17 @@ class CheckResult:
     #: The conjunct broken and the transition that breaks it, when `breaks` is set.
     conjunct: Clause | None = None
     transition: Transition | None = None
+
+
+def _check_or_none(
+    problem: Problem, invariant: list[Clause], init: InitQueries, queries: list[ActionQueries]
+) -> CheckResult | None:
+    """`check_each` when every conjunct holds initially and consecution holds; None when
+    some conjunct fails either (inference then goes on with these sorts)."""
+    if any(init.breaks(clause) is not None for clause in invariant):
+        return None
+    result = check_each(problem, invariant, init, queries)
+    return result if result.breaks is None else None
 
 
 def check_invariant(problem: Problem, invariant: list[Clause], timeout_ms: int) -> CheckResult:

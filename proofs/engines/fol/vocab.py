@@ -119,6 +119,10 @@ class Literal:
         return self.atom.text() if self.positive else f"~{self.atom.text()}"
 
 
+#: A clause's variables by its literals (asked for in every evaluation, so kept).
+_CLAUSE_VARIABLES: dict[tuple[Literal, ...], tuple[str, ...]] = {}
+
+
 @frozen(order=True, cache_hash=True)
 class Clause:
     """A universally quantified disjunction, with a name for reports."""
@@ -128,12 +132,15 @@ class Clause:
 
     @property
     def variables(self) -> tuple[str, ...]:
-        seen: list[str] = []
-        for literal in self.literals:
-            for arg in literal.atom.args:
-                if arg not in seen:
-                    seen.append(arg)
-        return tuple(seen)
+        found = _CLAUSE_VARIABLES.get(self.literals)
+        if found is None:
+            seen: list[str] = []
+            for literal in self.literals:
+                for arg in literal.atom.args:
+                    if arg not in seen:
+                        seen.append(arg)
+            found = _CLAUSE_VARIABLES[self.literals] = tuple(seen)
+        return found
 
     def text(self) -> str:
         """As an implication: negative literals on the left, positive on the right."""
