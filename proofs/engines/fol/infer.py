@@ -70,6 +70,7 @@ LIKELY: tuple[str, ...] = (
     "same-item",
     "fifo",
     "item-flight",
+    "item-adder",
     "item3",
 )
 

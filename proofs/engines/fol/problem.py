@@ -30,13 +30,14 @@ from proofs.engines.fol.system import (
     symbols,
 )
 from proofs.engines.fol.vocab import (
+    ADDER,
     ITEM,
     TASK,
     VARIABLES,
     Clause,
     Literal,
     Relation,
-    base_names,
+    adder_parts,
     lit,
     neg,
     projected,
@@ -122,7 +123,7 @@ class Problem:
     def _literal(self, rels: Mapping[str, Any], literal: Literal, args: Sequence[Any]) -> Expr:
         """A relation literal at `args`, built once per vocabulary and arguments."""
         name = literal.atom.name
-        parts = base_names(name)
+        parts = adder_parts(name)
         inner = projected(name)
         key = (
             name[: len(name) - len(inner)] if inner else "",
@@ -138,6 +139,9 @@ class Problem:
 
             if inner is None:
                 atom = atom_at(*args)
+            elif name.startswith(ADDER):
+                adds = rels["adds"]
+                atom = self.sorts.exists(TASK, lambda u: z3.And(adds(u, *args), atom_at(u)))
             else:
                 atom = self.sorts.exists(TASK, lambda u: atom_at(u, *args))
             self._terms[key] = atom if literal.positive else z3.Not(atom)
