@@ -39,7 +39,7 @@ def _set_pc(run: Run, t: Any, new: str) -> None:
 
 
 def _pc_fn(old: Fn, t: Any, value: bool) -> Fn:
-    return lambda x: z3.If(x == t, z3.BoolVal(value), old(x))
+    return lambda x: z3.If(x == t, z3.BoolVal(value, t.ctx), old(x))
 
 
 def _set_row(run: Run, name: str, t: Any, row: Fn) -> None:
@@ -55,17 +55,17 @@ def _add_row(run: Run, name: str, t: Any, row: Fn) -> None:
 
 def _set_task(run: Run, name: str, t: Any, value: bool) -> None:
     old = run[name]
-    run.set(name, lambda x: z3.If(x == t, z3.BoolVal(value), old(x)))
+    run.set(name, lambda x: z3.If(x == t, z3.BoolVal(value, t.ctx), old(x)))
 
 
 def _set_item(run: Run, name: str, i: Any, value: bool) -> None:
     old = run[name]
-    run.set(name, lambda y: z3.If(y == i, z3.BoolVal(value), old(y)))
+    run.set(name, lambda y: z3.If(y == i, z3.BoolVal(value, i.ctx), old(y)))
 
 
 def _set_slot(run: Run, name: str, t: Any, i: Any, value: bool) -> None:
     old = run[name]
-    run.set(name, lambda x, y: z3.If(z3.And(x == t, y == i), z3.BoolVal(value), old(x, y)))
+    run.set(name, lambda x, y: z3.If(z3.And(x == t, y == i), z3.BoolVal(value, t.ctx), old(x, y)))
 
 
 def _free(sorts: Sorts, run: Run, owner: str, waiter: str) -> Expr:
@@ -140,7 +140,7 @@ def _copy(cell: Cell, site: Site, run: Run, p: dict[str, Any]) -> Run:
 def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], stale: bool) -> Run:
     t = p["t"]
     idle, copied = run["idle"](t), run["copied"](t)
-    from_idle = z3.BoolVal(False) if stale else idle
+    from_idle = sorts.true(False) if stale else idle
     if site.request is RequestSource.CALLER_COPY:
         run.require(z3.And(_site(cell, run, site)(t), z3.Or(from_idle, copied)))
     else:
@@ -281,8 +281,8 @@ def _finish(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], p
         local, adds = run["L"], run["adds"]
         run.set("L", lambda i: z3.Or(local(i), adds(t, i)))
     _set_pc(run, t, pc)
-    _set_row(run, "pc", t, lambda i: z3.BoolVal(False))
-    _set_row(run, "pd", t, lambda i: z3.BoolVal(False))
+    _set_row(run, "pc", t, lambda i: sorts.true(False))
+    _set_row(run, "pd", t, lambda i: sorts.true(False))
     return run
 
 
@@ -441,12 +441,12 @@ def _client_apply(cell: Cell, sorts: Sorts, kind: str, run: Run, p: dict[str, An
     if own_only:
         run.set(
             pending,
-            lambda x, y: z3.If(z3.And(x == t, y == i, wacks(x)), z3.BoolVal(False), old(x, y)),
+            lambda x, y: z3.If(z3.And(x == t, y == i, wacks(x)), sorts.true(False), old(x, y)),
         )
     else:
         # the mirror-diff session resolves an added or deleted event by (kind, item),
         # whoever sent the op
-        run.set(pending, lambda x, y: z3.If(z3.And(y == i, wacks(x)), z3.BoolVal(False), old(x, y)))
+        run.set(pending, lambda x, y: z3.If(z3.And(y == i, wacks(x)), sorts.true(False), old(x, y)))
     if cell.three_way:
         _set_slot(run, "oc" if pending == "pc" else "od", t, i, False)
     return run

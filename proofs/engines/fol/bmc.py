@@ -33,7 +33,7 @@ class Run:
 def run_to(problem: Problem, target: Clause, depth: int, timeout_ms: int = 60_000) -> Run | None:
     """The shortest run (at most `depth` actions) whose last state breaks `target`."""
     vocabularies = [problem.pre] + [problem.symbols(f"@{k}") for k in range(1, depth + 1)]
-    s = solver(timeout_ms)
+    s = solver(timeout_ms, problem.sorts.ctx)
     s.add(*problem.axioms(problem.pre), *problem.init(problem.pre))
     choices: list[list[z3.BoolRef]] = []
     for k in range(depth + 1):
@@ -48,7 +48,7 @@ def run_to(problem: Problem, target: Clause, depth: int, timeout_ms: int = 60_00
             break
         row = []
         for n, action in enumerate(problem.actions):
-            chosen = z3.Bool(f"took!{k}!{n}")
+            chosen = z3.Bool(f"took!{k}!{n}", problem.sorts.ctx)
             step = problem.step(action, vocabularies[k], vocabularies[k + 1], f"r{k}.{n}")
             s.add(z3.Implies(chosen, z3.And(*step)))
             row.append(chosen)

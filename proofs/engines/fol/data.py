@@ -196,6 +196,8 @@ class Sample:
         self.structures = tuple(unique.values())
         self._rows: dict[tuple[str, ...], int] = {}
         self._masks: dict[tuple[tuple[str, ...], Literal], int] = {}
+        self._atoms: dict[tuple[tuple[str, ...], Atom], int] = {}
+        self._frame_rows: dict[tuple[str, ...], list[_Frame]] = {}
 
     def __len__(self) -> int:
         return len(self.structures)
@@ -203,15 +205,34 @@ class Sample:
     def _false_mask(self, variables: tuple[str, ...], literal: Literal) -> int:
         key = (variables, literal)
         if key not in self._masks:
+            true = self._true_mask(variables, literal.atom)
+            if literal.positive:
+                true ^= self._all(variables)
+            self._masks[key] = true
+        return self._masks[key]
+
+    def _true_mask(self, variables: tuple[str, ...], atom: Atom) -> int:
+        """Where `atom` holds, a bit per (structure, assignment): shared by both signs."""
+        key = (variables, atom)
+        if key not in self._atoms:
             mask = 0
             offset = 0
-            for s in self.structures:
-                true, size = _atom_rows(s, variables, literal.atom)
-                local = ((1 << size) - 1) ^ true if literal.positive else true
-                mask |= local << offset
-                offset += size
-            self._masks[key] = mask
-        return self._masks[key]
+            for s, frame in zip(self.structures, self._frames(variables), strict=True):
+                mask |= _atom_rows(frame, s, atom) << offset
+                offset += frame.size
+            self._atoms[key] = mask
+        return self._atoms[key]
+
+    def _all(self, variables: tuple[str, ...]) -> int:
+        if variables not in self._rows:
+            total = sum(frame.size for frame in self._frames(variables))
+            self._rows[variables] = (1 << total) - 1
+        return self._rows[variables]
+
+    def _frames(self, variables: tuple[str, ...]) -> list[_Frame]:
+        if variables not in self._frame_rows:
+            self._frame_rows[variables] = [_Frame(s, variables) for s in self.structures]
+        return self._frame_rows[variables]
 
     def violated(self, clause: Clause) -> bool:
         """Whether some structure has an assignment falsifying the clause."""
@@ -227,20 +248,45 @@ class Sample:
         return tuple(c for c in clauses if not self.violated(c))
 
 
-def _atom_rows(s: Structure, variables: tuple[str, ...], atom: Atom) -> tuple[int, int]:
-    """The rows (assignments to `variables`, mixed radix) where `atom` holds, as bits."""
-    pools = [s.universe(VARIABLES[v]) for v in variables]
-    index = [{value: n for n, value in enumerate(pool)} for pool in pools]
-    strides = [1] * len(variables)
-    for k in range(len(variables) - 2, -1, -1):
-        strides[k] = strides[k + 1] * len(pools[k + 1])
-    size = strides[0] * len(pools[0]) if variables else 1
-    where = {v: k for k, v in enumerate(variables)}
+class _Frame:
+    """One structure's assignments to some variables, in mixed radix: each variable's
+    stride and its elements' digits, and the pattern of bits that fixing some variables
+    leaves (every value of the others)."""
+
+    def __init__(self, s: Structure, variables: tuple[str, ...]) -> None:
+        pools = [s.universe(VARIABLES[v]) for v in variables]
+        strides = [1] * len(variables)
+        for k in range(len(variables) - 2, -1, -1):
+            strides[k] = strides[k + 1] * len(pools[k + 1])
+        self.size = strides[0] * len(pools[0]) if variables else 1
+        self.digit = {
+            v: ({value: n * strides[k] for n, value in enumerate(pools[k])})
+            for k, v in enumerate(variables)
+        }
+        self.pools = dict(zip(variables, pools, strict=True))
+        self.strides = dict(zip(variables, strides, strict=True))
+        self._patterns: dict[frozenset[str], int] = {}
+
+    def pattern(self, fixed: frozenset[str]) -> int:
+        """Bits of every assignment whose `fixed` variables are at digit 0."""
+        if fixed not in self._patterns:
+            rows = [0]
+            for v, pool in self.pools.items():
+                if v not in fixed:
+                    rows = [r + n * self.strides[v] for r in rows for n in range(len(pool))]
+            self._patterns[fixed] = sum(1 << r for r in rows)
+        return self._patterns[fixed]
+
+
+def _atom_rows(frame: _Frame, s: Structure, atom: Atom) -> int:
+    """The rows (assignments to the frame's variables) where `atom` holds, as bits."""
     if atom.name == "=":
-        tuples: Iterable[tuple[object, ...]] = ((x, x) for x in s.universe(VARIABLES[atom.args[0]]))
+        first = atom.args[0]
+        tuples: Iterable[tuple[object, ...]] = ((x, x) for x in frame.pools[first])
     else:
         tuples = s.relations.get(atom.name, frozenset())
-    free = [k for k, v in enumerate(variables) if v not in atom.args]
+    pattern = frame.pattern(frozenset(atom.args))
+    digit = frame.digit
     mask = 0
     for values in tuples:
         row = 0
@@ -251,16 +297,10 @@ def _atom_rows(s: Structure, variables: tuple[str, ...], atom: Atom) -> tuple[in
                 ok = ok and bound[arg] == value
                 continue
             bound[arg] = value
-            k = where[arg]
-            row += index[k][value] * strides[k]
-        if not ok:
-            continue
-        rows = [row]
-        for k in free:
-            rows = [r + n * strides[k] for r in rows for n in range(len(pools[k]))]
-        for r in rows:
-            mask |= 1 << r
-    return mask, size
+            row += digit[arg][value]
+        if ok:
+            mask |= pattern << row
+    return mask
 
 
 def sample_configs(cell: Cell, size: int = 2) -> tuple[Config, ...]:

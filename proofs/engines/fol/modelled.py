@@ -20,6 +20,9 @@ from proofs.engines.fol.system import MUTANTS, Cell
 OPTIONS_MODELLED: frozenset[str] = frozenset(
     {"stale-copies", "server-items", "timeouts", "rejections"}
 )
+#: Options the engine leaves out where the cell's shape says they do not apply
+#: (`SessionShape.inert_options`): the model gives them no move for that shape.
+INERT_MODELLED: frozenset[str] = frozenset({"reconnects"})
 #: Session kinds the actions are written for.
 SESSIONS_MODELLED: frozenset[SessionKind] = frozenset(
     {SessionKind.MIRROR_DIFF, SessionKind.THREE_WAY}
@@ -85,8 +88,11 @@ def _unread_fields(record: Any, kind: str) -> list[str]:
 def coverage(cell: Cell) -> str:
     """Why the engine does not model `cell`, in one line; empty when it does."""
     env = cell.environment
-    unknown = [name for name in env.options if name not in OPTIONS_MODELLED]
-    unknown += _unread_fields(env, "Environment")
+    # an option the shape gives nothing to do (a reconnect for a session without one)
+    # changes no move of the model, so leaving it out is exact
+    inert = {name for name, _ in cell.shape.inert_options()} & INERT_MODELLED
+    unknown = [name for name in env.options if name not in OPTIONS_MODELLED | inert]
+    unknown += [f for f in _unread_fields(env, "Environment") if f not in inert]
     unknown = list(dict.fromkeys(unknown))  # an option and its field share a name
     if unknown:
         return f"the first-order model does not model environment option {', '.join(unknown)}"

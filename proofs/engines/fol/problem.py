@@ -30,13 +30,14 @@ from proofs.engines.fol.system import (
     symbols,
 )
 from proofs.engines.fol.vocab import (
+    ADDER,
     ITEM,
     TASK,
     VARIABLES,
     Clause,
     Literal,
     Relation,
-    base_names,
+    adder_parts,
     lit,
     neg,
     projected,
@@ -89,6 +90,7 @@ class Problem:
         self._pre_clauses: dict[Clause, Expr] = {}
         self._changed: dict[str, frozenset[str]] = {}
         self._terms: dict[tuple[object, ...], Expr] = {}
+        self._axioms: list[Expr] | None = None
         #: A finite instance's packed readers, by the vocabulary's symbol names (`solve.read`).
         self.packed: dict[tuple[str, ...], tuple[list[tuple[str, tuple[object, ...]]], Expr]] = {}
 
@@ -121,7 +123,7 @@ class Problem:
     def _literal(self, rels: Mapping[str, Any], literal: Literal, args: Sequence[Any]) -> Expr:
         """A relation literal at `args`, built once per vocabulary and arguments."""
         name = literal.atom.name
-        parts = base_names(name)
+        parts = adder_parts(name)
         inner = projected(name)
         key = (
             name[: len(name) - len(inner)] if inner else "",
@@ -137,6 +139,9 @@ class Problem:
 
             if inner is None:
                 atom = atom_at(*args)
+            elif name.startswith(ADDER):
+                adds = rels["adds"]
+                atom = self.sorts.exists(TASK, lambda u: z3.And(adds(u, *args), atom_at(u)))
             else:
                 atom = self.sorts.exists(TASK, lambda u: atom_at(u, *args))
             self._terms[key] = atom if literal.positive else z3.Not(atom)
@@ -148,22 +153,25 @@ class Problem:
         names = clause.variables
         pools = [sorts.elements(None, VARIABLES[v]) for v in names]
         instances = []
-        for values in product(*pools):
-            env = dict(zip(names, values, strict=True))
+        for picks in product(*(range(len(pool)) for pool in pools)):
+            env = dict(zip(names, picks, strict=True))
             disjuncts: list[Expr] = []
             for literal in clause.literals:
-                args = [env[a] for a in literal.atom.args]
+                at = [env[a] for a in literal.atom.args]
                 if literal.atom.name == "=":
-                    if args[0].eq(args[1]) == literal.positive:
+                    if (at[0] == at[1]) == literal.positive:
                         break  # this instance holds whatever the relations are
                     continue
+                args = [
+                    pools[names.index(a)][k] for a, k in zip(literal.atom.args, at, strict=True)
+                ]
                 disjuncts.append(self._literal(rels, literal, args))
             else:
                 if not disjuncts:
-                    return z3.BoolVal(False)
+                    return sorts.true(False)
                 instances.append(disjuncts[0] if len(disjuncts) == 1 else z3.Or(*disjuncts))
         if not instances:
-            return z3.BoolVal(True)
+            return sorts.true()
         return instances[0] if len(instances) == 1 else z3.And(*instances)
 
     def pre_clause(self, clause: Clause) -> Expr:
@@ -171,6 +179,12 @@ class Problem:
         if clause not in self._pre_clauses:
             self._pre_clauses[clause] = self.clause(clause, self.pre)
         return self._pre_clauses[clause]
+
+    def pre_axioms(self) -> list[Expr]:
+        """`axioms` over the pre-state symbols, built once (every action's solver has them)."""
+        if self._axioms is None:
+            self._axioms = self.axioms(self.pre)
+        return self._axioms
 
     def axioms(self, rels: Mapping[str, Any]) -> list[Expr]:
         """The static facts, true in every state."""
@@ -247,7 +261,7 @@ class Problem:
         params = {
             name: z3.Const(f"{name}@{tag}", self.sorts.of(sort)) for name, sort in action.params
         }
-        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        run = action.effect(Run(dict(pre), self.sorts.true()), params)
         out = [run.guard]
         for rel in self.relations:
             if rel.static:
@@ -269,7 +283,7 @@ class Problem:
             return self._changed[action.name]
         pre = self.pre
         params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
-        run = action.effect(Run(dict(pre), z3.BoolVal(True)), params)
+        run = action.effect(Run(dict(pre), self.sorts.true()), params)
         out = frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
         self._changed[action.name] = out
         return out
@@ -284,7 +298,7 @@ def _drops_as(s: Sorts, site: Any, drops: Any, items: Any) -> Expr:
 
     def row(t: Any) -> Expr:
         def one(i: Any) -> Expr:
-            wanted = z3.BoolVal(False) if items is None else items(i)
+            wanted = s.true(False) if items is None else items(i)
             return z3.Implies(site(t), drops(t, i) == wanted)
 
         return s.forall(ITEM, one)

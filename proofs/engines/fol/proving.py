@@ -35,7 +35,7 @@ from proofs.engines.fol.solve import (
 )
 from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import candidates
-from proofs.engines.fol.vocab import Clause, Structure
+from proofs.engines.fol.vocab import Clause, Structure, names
 from proofs.engines.trace import Trace
 from proofs.errors import Unsettled
 
@@ -71,6 +71,8 @@ class Outcome:
     assumptions: tuple[str, ...]
     invariant: tuple[Clause, ...] = ()
     queries: int = 0
+    #: Counterexamples to induction inference met on the way.
+    ctis: int = 0
     sampled: int = 0
     candidates: int = 0
     seconds: Mapping[str, float] = {}
@@ -107,8 +109,9 @@ def prove(
     timeout_ms: int = 60_000,
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
-    larger: tuple[int, int] | None = (3, 3),
+    larger: tuple[int, int] | None = None,
     seconds_limit: float | None = None,
+    seed: tuple[Clause, ...] = (),
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
@@ -118,8 +121,11 @@ def prove(
     unbounded; the result is checked per (action, conjunct). `larger` is a second
     finite instance inference continues on (a CTI there is cheaper than with the sorts
     unbounded); None skips it. Past `seconds_limit` (wall seconds from the start)
-    inference stops and the cell is `unknown`. `rounds` is kept for callers of the
-    earlier signature; inference bounds itself."""
+    inference stops and the cell is `unknown`. `seed` is conjuncts to start from (say the
+    invariant proved for a smaller environment or fewer sites): those true on this cell's
+    sample and initially join at once, and inference drops any that is not inductive here,
+    so a seed changes how fast a proof is found, never what is proved. `rounds` is kept
+    for callers of the earlier signature; inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
     base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
@@ -154,9 +160,15 @@ def prove(
     try:
         mark = time.perf_counter()
         finite_queries = all_queries(small, timeout_ms)
-        found = infer(
-            start, start, pool, InitQueries(small, timeout_ms), finite_queries, deadline=deadline
-        )
+        init_small = InitQueries(small, timeout_ms)
+        known = {r.name for r in small.relations}
+        seeded = [
+            c
+            for c in sample.filter(c for c in seed if names(c) <= known)
+            if c not in start and init_small.breaks(c) is None
+        ]
+        found = infer([*start, *seeded], start, pool, init_small, finite_queries, deadline=deadline)
+        ctis = found.ctis
         if found.stuck is None and larger is not None:
             small = Problem(cell, FiniteSorts(*larger))
             finite_queries = all_queries(small, timeout_ms)
@@ -164,14 +176,21 @@ def prove(
             found = infer(
                 found.invariant, start, pool, init_small, finite_queries, deadline=deadline
             )
+            ctis += found.ctis
         if found.stuck is None:
             found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
         seconds["houdini"] = time.perf_counter() - mark
         mark = time.perf_counter()
         problem = Problem(cell, unbounded_sorts())
         init, queries = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
+        result: CheckResult | None = None
         if found.stuck is None:
-            found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
+            # the finite instance's invariant is usually inductive for every size too:
+            # check it per (action, conjunct) first, and infer further only if it is not
+            result = _check_or_none(problem, list(found.invariant), init, queries)
+            if result is None:
+                found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
+                ctis += found.ctis
         if found.stuck is not None:
             seconds["check"] = time.perf_counter() - mark
             return Outcome(
@@ -179,6 +198,7 @@ def prove(
                 **counts,  # type: ignore[arg-type]
                 status=UNKNOWN,
                 seconds=seconds,
+                ctis=ctis,
                 cti=_cti(found.stuck),
                 reason=(
                     "inference ran out of its budget of counterexamples to induction or time"
@@ -186,7 +206,8 @@ def prove(
                     else "no inductive invariant among the templates holds it"
                 ),
             )
-        result = check_each(problem, list(found.invariant), init, queries)
+        if result is None:
+            result = check_each(problem, list(found.invariant), init, queries)
         seconds["check"] = time.perf_counter() - mark
     except Unsettled as error:
         return Outcome(
@@ -203,6 +224,7 @@ def prove(
         **counts,  # type: ignore[arg-type]
         status=PROVED,
         invariant=found.invariant,
+        ctis=ctis,
         disabled=result.disabled,
         queries=result.queries,
         seconds=seconds,
@@ -225,6 +247,17 @@ class CheckResult:
     #: The conjunct broken and the transition that breaks it, when `breaks` is set.
     conjunct: Clause | None = None
     transition: Transition | None = None
+
+
+def _check_or_none(
+    problem: Problem, invariant: list[Clause], init: InitQueries, queries: list[ActionQueries]
+) -> CheckResult | None:
+    """`check_each` when every conjunct holds initially and consecution holds; None when
+    some conjunct fails either (inference then goes on with these sorts)."""
+    if any(init.breaks(clause) is not None for clause in invariant):
+        return None
+    result = check_each(problem, invariant, init, queries)
+    return result if result.breaks is None else None
 
 
 def check_invariant(problem: Problem, invariant: list[Clause], timeout_ms: int) -> CheckResult:
@@ -273,7 +306,7 @@ def counterexample_to_induction(
     premises = [*invariant, target]
     for action in problem.actions:
         post = post_symbols(problem, action, pre, "'")
-        s = solver(timeout_ms)
+        s = solver(timeout_ms, problem.sorts.ctx)
         s.add(*problem.axioms(pre), *conjunction(problem, premises, pre))
         s.add(*problem.step(action, pre, post, "x"))
         s.add(z3.Not(problem.clause(target, post)))

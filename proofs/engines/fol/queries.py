@@ -31,14 +31,16 @@ class ActionQueries:
         self.pre = problem.pre
         self.changed = problem.changed(action)
         self.post = post_symbols(problem, action, self.pre, f"'{index}")
-        self.solver = solver(timeout_ms)
-        self.solver.add(
-            *problem.axioms(self.pre), *problem.step(action, self.pre, self.post, self.tag)
-        )
+        self.solver = solver(timeout_ms, problem.sorts.ctx)
+        self.solver.add(*problem.pre_axioms(), *problem.step(action, self.pre, self.post, self.tag))
         self._on: dict[Clause, Any] = {}
         self._off: dict[Clause, Any] = {}
         self._goals = 0
         self.queries = 0
+        #: Consecution already shown: a target, and the premises it was shown under. It
+        #: holds under any superset of them, so asking again is skipped (`breaks`).
+        self._shown: dict[Clause, frozenset[Clause]] = {}
+        self.skipped = 0
 
     def touches(self, clause: Clause) -> bool:
         """Whether the action may change the clause's truth (it changes a relation it reads)."""
@@ -46,14 +48,14 @@ class ActionQueries:
 
     def _indicator(self, clause: Clause) -> Any:
         if clause not in self._on:
-            on = z3.Bool(f"on!{self.tag}!{len(self._on)}")
+            on = z3.Bool(f"on!{self.tag}!{len(self._on)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(on, self.problem.pre_clause(clause)))
             self._on[clause] = on
         return self._on[clause]
 
     def _negation(self, clause: Clause) -> Any:
         if clause not in self._off:
-            off = z3.Bool(f"off!{self.tag}!{len(self._off)}")
+            off = z3.Bool(f"off!{self.tag}!{len(self._off)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(off, z3.Not(self.problem.clause(clause, self.post))))
             self._off[clause] = off
         return self._off[clause]
@@ -68,17 +70,30 @@ class ActionQueries:
     ) -> tuple[Structure, Structure, dict[str, str]] | None:
         """A pre state of `invariant` whose successor breaks some of `targets`, as two
         structures and the action's parameters; None when there is none."""
-        touched = [c for c in targets if self.touches(c)]
+        premises = frozenset(invariant)
+        touched = [c for c in targets if self.touches(c) and not self._known(c, premises)]
         if not touched:
             return None
         assumptions = [self._indicator(c) for c in invariant]
         if len(touched) == 1:
-            return self._check(*assumptions, self._negation(touched[0]))
-        # a fresh goal literal for "one of these breaks", over the cached negations
-        self._goals += 1
-        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
-        self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
-        return self._check(*assumptions, goal)
+            found = self._check(*assumptions, self._negation(touched[0]))
+        else:
+            # a fresh goal literal for "one of these breaks", over the cached negations
+            self._goals += 1
+            goal = z3.Bool(f"goal!{self.tag}!{self._goals}", self.problem.sorts.ctx)
+            self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
+            found = self._check(*assumptions, goal)
+        if found is None:
+            self._shown.update((c, premises) for c in touched)
+        return found
+
+    def _known(self, target: Clause, premises: frozenset[Clause]) -> bool:
+        """Consecution of `target` was shown under a subset of `premises` (so it holds)."""
+        shown = self._shown.get(target)
+        if shown is not None and shown <= premises:
+            self.skipped += 1
+            return True
+        return False
 
     def premises(self, invariant: Sequence[Clause], targets: Sequence[Clause]) -> set[Clause]:
         """Conjuncts of `invariant` whose pre-state truth suffices for the action to keep all
@@ -88,7 +103,7 @@ class ActionQueries:
             return set()
         by_literal = {self._indicator(c): c for c in invariant}
         self._goals += 1
-        goal = z3.Bool(f"goal!{self.tag}!{self._goals}")
+        goal = z3.Bool(f"goal!{self.tag}!{self._goals}", self.problem.sorts.ctx)
         self.solver.add(z3.Implies(goal, z3.Or(*(self._negation(c) for c in touched))))
         self.queries += 1
         if check(self.solver, *by_literal, goal):
@@ -131,15 +146,15 @@ class InitQueries:
 
     def __init__(self, problem: Problem, timeout_ms: int) -> None:
         self.problem = problem
-        self.solver = solver(timeout_ms)
-        self.solver.add(*problem.axioms(problem.pre), *problem.init(problem.pre))
+        self.solver = solver(timeout_ms, problem.sorts.ctx)
+        self.solver.add(*problem.pre_axioms(), *problem.init(problem.pre))
         self._off: dict[Clause, Any] = {}
         self.queries = 0
 
     def breaks(self, clause: Clause) -> Structure | None:
         """An initial state that breaks `clause`, or None."""
         if clause not in self._off:
-            off = z3.Bool(f"init!{len(self._off)}")
+            off = z3.Bool(f"init!{len(self._off)}", self.problem.sorts.ctx)
             self.solver.add(z3.Implies(off, z3.Not(self.problem.pre_clause(clause))))
             self._off[clause] = off
         self.queries += 1

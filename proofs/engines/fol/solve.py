@@ -30,8 +30,9 @@ class Transition:
     params: Mapping[str, object]
 
 
-def solver(timeout_ms: int) -> Any:
-    s = z3.Solver()
+def solver(timeout_ms: int, ctx: Any) -> Any:
+    """A solver in the problem's own context (`Sorts.ctx`)."""
+    s = z3.Solver(ctx=ctx)
     s.set("timeout", timeout_ms)
     s.set("core.minimize", True)
     return s
@@ -67,7 +68,9 @@ def read(problem: Problem, model: Any, rels: Mapping[str, Any]) -> Structure:
                     (rel.name, tuple(names[s][k] for s, k in zip(rel.sorts, combo, strict=True)))
                 )
                 terms.append(rels[rel.name](*args))
-        bits = [z3.If(t, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for t in terms]
+        ctx = problem.sorts.ctx
+        one, zero = z3.BitVecVal(1, 1, ctx), z3.BitVecVal(0, 1, ctx)
+        bits = [z3.If(t, one, zero) for t in terms]
         packed = (rows, bits[0] if len(bits) == 1 else z3.Concat(*bits))
         if finite:
             problem.packed[key] = packed

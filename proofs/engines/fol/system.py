@@ -137,12 +137,21 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
 
 
 class Sorts:
-    """The two uninterpreted z3 sorts a system is built over, with quantifiers over them."""
+    """The two uninterpreted z3 sorts a system is built over, with quantifiers over them.
 
-    def __init__(self, task: Any, item: Any) -> None:
+    Each instance lives in a z3 context of its own (`ctx`): every term, solver and model
+    of a problem is built there, so what z3 answers (and so the invariant inference
+    finds) depends on the problem alone, not on what else ran in the process before."""
+
+    def __init__(self, task: Any, item: Any, ctx: Any) -> None:
         self.task = task
         self.item = item
+        self.ctx = ctx
         self._fresh = 0
+
+    def true(self, value: bool = True) -> Expr:
+        """A Boolean constant of this context."""
+        return z3.BoolVal(value, self.ctx)
 
     def of(self, sort: str) -> Any:
         return self.task if sort == TASK else self.item
@@ -175,15 +184,11 @@ class FiniteSorts(Sorts):
     instance, for fast search (Houdini's first rounds). A model of it is a model of the
     unbounded query too, so what it refutes is refuted for every size."""
 
-    #: z3 declares an enumeration sort once per name: each instance gets its own names.
-    _made = 0
-
-    def __init__(self, tasks: int, items: int) -> None:
-        FiniteSorts._made += 1
-        tag = f"{FiniteSorts._made}"
-        task, self.task_elems = z3.EnumSort(f"Task{tag}", [f"T{n}.{tag}" for n in range(tasks)])
-        item, self.item_elems = z3.EnumSort(f"Item{tag}", [f"i{n}.{tag}" for n in range(items)])
-        super().__init__(task, item)
+    def __init__(self, tasks: int, items: int, ctx: Any = None) -> None:
+        ctx = z3.Context() if ctx is None else ctx
+        task, self.task_elems = z3.EnumSort("Task", [f"T{n}" for n in range(tasks)], ctx)
+        item, self.item_elems = z3.EnumSort("Item", [f"i{n}" for n in range(items)], ctx)
+        super().__init__(task, item, ctx)
 
     def _elems(self, sort: str) -> list[Any]:
         return list(self.task_elems if sort == TASK else self.item_elems)
@@ -198,9 +203,11 @@ class FiniteSorts(Sorts):
         return self._elems(sort)
 
 
-def unbounded_sorts() -> Sorts:
-    """Tasks and items as uninterpreted sorts: a proof over them holds for every size."""
-    return Sorts(z3.DeclareSort("Task"), z3.DeclareSort("Item"))
+def unbounded_sorts(ctx: Any = None) -> Sorts:
+    """Tasks and items as uninterpreted sorts: a proof over them holds for every size
+    (in a fresh z3 context unless given one)."""
+    ctx = z3.Context() if ctx is None else ctx
+    return Sorts(z3.DeclareSort("Task", ctx), z3.DeclareSort("Item", ctx), ctx)
 
 
 def symbols(cell: Cell, sorts: Sorts, suffix: str) -> dict[str, Any]:
@@ -208,7 +215,7 @@ def symbols(cell: Cell, sorts: Sorts, suffix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for rel in relations(cell):
         name = rel.name if rel.static else f"{rel.name}{suffix}"
-        out[rel.name] = z3.Function(name, *(sorts.of(s) for s in rel.sorts), z3.BoolSort())
+        out[rel.name] = z3.Function(name, *(sorts.of(s) for s in rel.sorts), z3.BoolSort(sorts.ctx))
     return out
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator
 from itertools import combinations
 
 from proofs.engines.fol.vocab import (
+    ADDER,
+    ADDER_OF,
     ANY,
     DERIVED,
     ITEM,
@@ -36,6 +38,8 @@ FAMILIES: dict[str, str] = {
     "item-flight": "one or two facts about one item, unless some task has an op slot of it "
     "(an existential: exists u. slot(u, i)) or some task is at some point (exists u. P(u))",
     "item3": "three facts about one item, or three unless some task is at some point",
+    "item-adder": "one or two facts about one item, or one implying one of two others, unless "
+    "the call that adds it is at some point (an existential: exists u. adds(u, i) & P(u))",
 }
 
 
@@ -113,13 +117,22 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
             emit((Literal(False, a), Literal(False, b), Literal(False, earlier)), "fifo")
     some = [Atom(SOME + a.name, ("i",)) for a in slots_ti if a.name != "adds"]
     anyone = [Atom(ANY + a.name, ()) for a in dynamic]
+    adders = [Atom(ADDER + a.name, ("i",)) for a in dynamic if a.name in ADDER_OF]
     for combo in _clauses(item_lits, 1, 2):
         for extra in [*some, *anyone]:
             emit((*combo, Literal(True, extra)), "item-flight")
+        for extra in adders:
+            emit((*combo, Literal(True, extra)), "item-adder")
     for combo in combinations(item_lits, 3):
         emit(combo, "item3")
         for extra in anyone:
             emit((*combo, Literal(True, extra)), "item3")
+        if sum(not x.positive for x in combo) == 1:
+            # one fact implies one of two others, unless its adder is at some point:
+            # "the mirror is inside the local context and the never-played items, except
+            # a waiting push's own items"
+            for extra in adders:
+                emit((*combo, Literal(True, extra)), "item-adder")
     for pc in dynamic:
         for b in ui:
             emit((Literal(False, pc), Literal(False, adds), Literal(False, b)), "fresh")

@@ -34,11 +34,20 @@ DERIVED: dict[str, tuple[str, ...]] = {
 #: items to tasks, none back) and stays in the fragment z3 decides.
 SOME = "some:"
 ANY = "any:"
+#: `adder:P(i)` is `exists u. adds(u, i) & P(u)`: the call that adds item i is at point
+#: P (or holds the lock P, ...). Also only positive in the templates, so it is one more
+#: Skolem function from items to tasks ("a push waiting for its acks has i as its own").
+ADDER = "adder:"
+#: The task relations an `adder:` atom may name.
+ADDER_OF = frozenset(
+    {"idle", "copied", "wact", "wprov", "wacks", "done", "failed", "bound"}
+    | {"aown", "await", "pown", "pwait"}
+)
 
 
 def projected(name: str) -> str | None:
     """The relation an existential atom projects, or None for any other atom."""
-    for prefix in (SOME, ANY):
+    for prefix in (SOME, ANY, ADDER):
         if name.startswith(prefix):
             return name[len(prefix) :]
     return None
@@ -52,11 +61,14 @@ def with_derived(
     for name, parts in DERIVED.items():
         if all(p in out for p in parts):
             out[name] = frozenset().union(*(out[p] for p in parts))
+    adds = out.get("adds", frozenset())
     for name, rows in list(out.items()):
         if name in _PAIRS:
             out[SOME + name] = frozenset((row[1],) for row in rows)
         elif name != "before":
             out[ANY + name] = frozenset({()}) if rows else frozenset()
+        if name in ADDER_OF:
+            out[ADDER + name] = frozenset((i,) for t, i in adds if (t,) in rows)
     return out
 
 
@@ -70,7 +82,15 @@ _PAIRS = frozenset(
 
 
 def base_names(name: str) -> tuple[str, ...]:
-    """The base relations an atom reads (derived and existential ones expanded)."""
+    """The base relations an atom reads (derived and existential ones expanded; an
+    `adder:` atom reads `adds` too, which `adder_parts` leaves out)."""
+    inner = projected(name) or name
+    parts = DERIVED.get(inner, (inner,))
+    return ("adds", *parts) if name.startswith(ADDER) else parts
+
+
+def adder_parts(name: str) -> tuple[str, ...]:
+    """The relations an existential atom's disjunction is over (`adds` aside)."""
     inner = projected(name) or name
     return DERIVED.get(inner, (inner,))
 
@@ -119,6 +139,10 @@ class Literal:
         return self.atom.text() if self.positive else f"~{self.atom.text()}"
 
 
+#: A clause's variables by its literals (asked for in every evaluation, so kept).
+_CLAUSE_VARIABLES: dict[tuple[Literal, ...], tuple[str, ...]] = {}
+
+
 @frozen(order=True, cache_hash=True)
 class Clause:
     """A universally quantified disjunction, with a name for reports."""
@@ -128,12 +152,15 @@ class Clause:
 
     @property
     def variables(self) -> tuple[str, ...]:
-        seen: list[str] = []
-        for literal in self.literals:
-            for arg in literal.atom.args:
-                if arg not in seen:
-                    seen.append(arg)
-        return tuple(seen)
+        found = _CLAUSE_VARIABLES.get(self.literals)
+        if found is None:
+            seen: list[str] = []
+            for literal in self.literals:
+                for arg in literal.atom.args:
+                    if arg not in seen:
+                        seen.append(arg)
+            found = _CLAUSE_VARIABLES[self.literals] = tuple(seen)
+        return found
 
     def text(self) -> str:
         """As an implication: negative literals on the left, positive on the right."""
