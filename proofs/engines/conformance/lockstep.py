@@ -207,11 +207,15 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
     A stimulus is its own step, unless the trace gives it while a WAKE or RESUME
     it has not taken yet is already enabled: then the implementation would have
     made that move first, so the stimulus joins the previous step's burst and
-    arrives before the loop runs (when the two can arrive together).
+    arrives before the loop runs (when the two can arrive together, and the
+    stimulus is enabled where that burst starts: a burst's moves are given
+    before any of them is taken).
     """
     side = model_side(config)
     state = side.canonical(initial_state(config))
     steps: list[list[Move]] = []
+    #: The state the last step starts from: every move of a burst must be enabled there.
+    start = state
     for move in moves:
         if move.kind not in INTERNAL_MOVES:
             postponed = bool(side.internal(state))
@@ -222,10 +226,12 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
                 and len(last) < 3
                 and burst_compatible([*last, move])
                 and move not in last
+                and move in side.stimuli(start)
             ):
                 last.append(move)
             else:
                 steps.append([move])
+                start = state
         state = side.after(state, move)
     return tuple(Step(tuple(group)) for group in steps)
 
