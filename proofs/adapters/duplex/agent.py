@@ -44,8 +44,9 @@ class LivekitPush:
     @property
     def chat_ctx(self) -> ChatContext:
         """The real session's `chat_ctx` (a copy of what it believes the server holds)."""
-        ids = tuple(item.id for item in self.framework.real.chat_ctx.items)
-        return ChatContext(self.framework.items[i] for i in ids).copy()
+        framework = self.framework
+        ids = tuple(framework.model_id(item) for item in framework.real.chat_ctx.items)
+        return ChatContext(framework.items[i] for i in ids).copy()
 
     async def update_chat_ctx(
         self, chat_ctx: ChatContext, *, base: frozenset[str] | None = None
@@ -128,9 +129,22 @@ class RealSessionFramework(ImplFramework):
     def close(self) -> None:
         SiteTasks.close(self)
 
+    def model_id(self, item: llm.ChatItem) -> str:
+        """The scenario id a livekit item stands for. A session that names an item of
+        the model's by an id of its own is mapped back by the item's text, and from
+        then on the pushes name that item as the session does."""
+        if item.id in self.items:
+            return item.id
+        text = item.text_content if isinstance(item, llm.ChatMessage) else None
+        if text not in self.items:
+            raise RuntimeError(f"the session holds {item.id!r}, which no scenario item is")
+        assert text is not None
+        self.livekit[text] = item
+        return text
+
     def mirror(self) -> tuple[str, ...]:
         """The ids of the real session's mirror (what it diffs against)."""
-        return tuple(item.id for item in self.real._chat_ctx.items)
+        return tuple(self.model_id(item) for item in self.real._chat_ctx.items)
 
     def kept(self) -> tuple[str, ...] | None:
         """The request the real session keeps back, if any."""
