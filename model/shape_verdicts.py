@@ -47,7 +47,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -56,7 +56,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -65,7 +65,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -74,7 +74,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -83,7 +83,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -92,7 +92,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -101,7 +101,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -110,7 +110,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -119,7 +119,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -128,7 +128,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -137,7 +137,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     ("unlocked", "overlapping-push", "mirror-true-at-rest", (), "duplex-await", _WHY6, "confirmed"),
     (
@@ -147,7 +147,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     ("unlocked", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
@@ -157,7 +157,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -166,7 +166,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -175,7 +175,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -184,7 +184,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -193,7 +193,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -202,7 +202,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -211,7 +211,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY7,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -220,7 +220,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -229,7 +229,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -238,7 +238,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -247,7 +247,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -256,7 +256,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -265,7 +265,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -274,7 +274,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -283,7 +283,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -292,7 +292,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -301,7 +301,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -319,7 +319,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "gemini",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -328,7 +328,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -346,7 +346,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -373,7 +373,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -382,7 +382,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -391,7 +391,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -400,7 +400,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -409,7 +409,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -418,7 +418,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -427,7 +427,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -436,9 +436,9 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex", _WHY4, "model only"),
+    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex", _WHY4, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -446,7 +446,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -455,7 +455,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -464,10 +464,10 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "replacement-first", "mirror-true-at-rest", (), "duplex-await", _WHY6, "model only"),
-    ("lock3", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock3", "replacement-first", "mirror-true-at-rest", (), "duplex-await", _WHY6, "confirmed"),
+    ("lock3", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock3",
         "stale-replacement",
@@ -475,7 +475,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -484,7 +484,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -493,7 +493,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -502,7 +502,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -511,7 +511,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -520,9 +520,9 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-tool-push", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock3", "cleanup-during-tool-push", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -530,7 +530,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -539,7 +539,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -548,7 +548,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -557,7 +557,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -566,7 +566,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -575,7 +575,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -584,7 +584,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -593,7 +593,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -602,7 +602,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -611,7 +611,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -622,7 +622,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         _WHY8,
         "model only",
     ),
-    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -630,7 +630,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -648,7 +648,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -684,7 +684,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -693,7 +693,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -702,7 +702,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -711,7 +711,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -720,7 +720,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -729,7 +729,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -738,7 +738,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -757,7 +757,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -766,7 +766,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -775,7 +775,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -784,7 +784,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -793,7 +793,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -802,7 +802,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -811,7 +811,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -820,7 +820,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -829,7 +829,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY7,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -838,7 +838,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -847,7 +847,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -856,7 +856,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -865,7 +865,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -874,7 +874,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -883,7 +883,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -892,7 +892,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -901,7 +901,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -910,7 +910,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -919,7 +919,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -947,7 +947,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -965,7 +965,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1001,7 +1001,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1010,7 +1010,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1019,7 +1019,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1028,7 +1028,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1037,7 +1037,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1046,7 +1046,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1055,7 +1055,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1064,7 +1064,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1073,7 +1073,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1082,7 +1082,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1091,7 +1091,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1100,7 +1100,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1109,7 +1109,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1118,7 +1118,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1127,7 +1127,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1136,7 +1136,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1145,7 +1145,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1154,7 +1154,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1163,7 +1163,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1172,7 +1172,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1181,7 +1181,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1190,7 +1190,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1199,7 +1199,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1208,7 +1208,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1217,7 +1217,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1226,7 +1226,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1235,7 +1235,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1244,7 +1244,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1253,7 +1253,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1262,7 +1262,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1280,7 +1280,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "gemini",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1289,7 +1289,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1307,6 +1307,6 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
 )

@@ -24,15 +24,25 @@ from model import (
     SHAPES_BY_NAME,
     VARIANTS_BY_NAME,
     Config,
+    Environment,
     Invariant,
     Verdict,
     check,
     parse_environment,
 )
+from model.shape_verdicts import SHAPE_FAILURES
+from model.shapes import MirrorUpdate
+from proofs.engines.conformance import compose
+from proofs.engines.conformance.lockstep import trace_steps
+from proofs.engines.conformance.run import check_variant, replay_trace
 from proofs.engines.explore import explore
 
 realtime_api = pytest.importorskip("livekit.plugins.google.realtime.realtime_api")
 llm = pytest.importorskip("livekit.agents.llm")
+
+from proofs.adapters.gemini.adapter import GeminiFramework  # noqa: E402  (needs the plugin)
+
+real_gemini = compose(GeminiFramework)
 
 
 def _ctx(ids: tuple[str, ...]) -> Any:
@@ -106,3 +116,76 @@ def test_while_no_session_is_active_the_request_is_kept_back_and_reported() -> N
     kept, reported, nothing_sent = asyncio.run(main())
     assert [i.id for i in kept.items] == [i.id for i in reported.items] == ["msg0", "out1"]
     assert nothing_sent
+
+
+# -- the lockstep adapter (proofs/adapters/gemini) ------------------------------------
+
+
+def _replays(config: Config, invariant: Invariant) -> bool:
+    """The explorer's shortest counterexample, replayed in lockstep on the real class,
+    breaks the same invariant on the same item through the same site."""
+    finding = explore(config, (invariant,)).findings[0]
+    assert finding.trace is not None and finding.violation is not None
+    steps = trace_steps(config, finding.trace.moves)
+    item, site = finding.violation.item, finding.violation.site
+    return replay_trace(config, invariant, steps, item, site, real_gemini).reproduced
+
+
+def test_every_gemini_verdict_is_marked_as_the_real_class_behaves() -> None:
+    """The "confirmed" marks of model/shape_verdicts.py, checked against the adapter.
+    The reconnect entries stay "model only": the adapter interface drops no connection."""
+    entries = [entry for entry in SHAPE_FAILURES if entry[4] == "gemini"]
+    assert len(entries) >= 50
+    wrong = []
+    for variant, scenario, invariant, needs, shape, _, mark in entries:
+        config = Config(
+            VARIANTS_BY_NAME[variant],
+            SCENARIOS_BY_NAME[scenario],
+            Environment.of(needs),
+            shape=SHAPES_BY_NAME[shape],
+        )
+        if (mark == "confirmed") != _replays(config, Invariant(invariant)):
+            wrong.append((variant, scenario, invariant, needs))
+        if mark != "confirmed":
+            assert "reconnects" in needs
+    assert wrong == []
+
+
+def test_the_real_class_conforms_in_lockstep_over_the_catalog() -> None:
+    """Every catalog scenario under its own environment, exhaustive to full depth, and
+    each explorer counterexample replayed, for lock5 (the fix) on Gemini Live."""
+    scenarios = [SCENARIOS_BY_NAME[name] for name in sorted(SCENARIOS_BY_NAME)]
+    report = check_variant(
+        VARIANTS_BY_NAME["lock5"], scenarios, factory=real_gemini, shape=SHAPES_BY_NAME["gemini"]
+    )
+    assert report.as_expected, [
+        (cell.config.scenario.name, [str(m) for m in cell.mismatches], cell.missed)
+        for cell in report.cells
+        if not cell.as_expected
+    ]
+    assert any(cell.violations for cell in report.cells)
+
+
+def test_the_known_state_is_set_at_send_not_on_return() -> None:
+    """The record's `at-send` against the `on-return` the audit infers: with the mirror
+    set a step after the send, two unlocked pushes would diff against the same known
+    state and one would drop the other's item from it; the real class sets it in the
+    step that queues, so the replay of that counterexample breaks nothing."""
+    on_return = attrs.evolve(SHAPES_BY_NAME["gemini"], mirror_update=MirrorUpdate.ON_RETURN)
+    config = Config(
+        VARIANTS_BY_NAME["unlocked"],
+        SCENARIOS_BY_NAME["overlapping-push"],
+        parse_environment("base"),
+        shape=on_return,
+    )
+    predicted = explore(config, (Invariant.MIRROR_TRUE_AT_REST,)).findings[0]
+    assert predicted.verdict is Verdict.COUNTEREXAMPLE
+    assert not _replays(config, Invariant.MIRROR_TRUE_AT_REST)
+    at_send = Config(
+        VARIANTS_BY_NAME["unlocked"],
+        SCENARIOS_BY_NAME["overlapping-push"],
+        parse_environment("base"),
+        shape=SHAPES_BY_NAME["gemini"],
+    )
+    holds = explore(at_send, (Invariant.MIRROR_TRUE_AT_REST,)).findings[0]
+    assert holds.verdict is not Verdict.COUNTEREXAMPLE

@@ -104,11 +104,13 @@ class DuplexFramework(RealSessionFramework):
 
     shapes = ("duplex", "duplex-await")
     what = "livekit's _DuplexRealtimeSession"
+    #: The class under test (a test swaps in a mutant).
+    session_class: type[Any] = duplex_adapter._DuplexRealtimeSession
 
     def build(self, shape: SessionShape) -> Any:
         self.duplex = StandInDuplex(self.server, self.requests, yields=shape.name == "duplex-await")
         self.server.on_deliver = self.duplex.deliver
-        session = duplex_adapter._DuplexRealtimeSession(
+        session = self.session_class(
             adapter=None,  # type: ignore[arg-type]  # only its events are used
             duplex=self.duplex,  # type: ignore[arg-type]
             gate=_SilentGate(),

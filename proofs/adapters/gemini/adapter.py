@@ -1,8 +1,8 @@
 """livekit-plugins-google's real Gemini Live `RealtimeSession` in lockstep with the
 model, over a stand-in transport.
 
-The real session is built by its own `RealtimeModel.session()`; only its
-`genai` client is replaced, by `StandInClient`, whose `aio.live.connect` opens
+The real session is built by its own `RealtimeModel.session()`; only the
+`genai` client it makes is replaced, by `StandInClient`, whose `aio.live.connect` opens
 a `StandInLive` session talking to the shared append-only stand-in server. So
 the session's own connect task connects, its own update queues client events
 on its own channel, and its own send task sends them: every turn part (the
@@ -115,9 +115,15 @@ class GeminiFramework(RealSessionFramework):
         model = realtime_api.RealtimeModel(
             api_key="unused", conn_options=APIConnectOptions(max_retry=0, retry_interval=0)
         )
-        session = model.session()
+        # the session makes its genai client as it starts; it gets the stand-in instead
+        # (a real client costs 0.2 s to build and is never used)
+        made = realtime_api.GenAIClient
+        realtime_api.GenAIClient = lambda **options: StandInClient(self)  # type: ignore[misc,assignment]
+        try:
+            session = model.session()
+        finally:
+            realtime_api.GenAIClient = made  # type: ignore[misc]
         assert isinstance(session, realtime_api.RealtimeSession)
-        session._client = StandInClient(self)  # type: ignore[assignment]
         session._chat_ctx = llm.ChatContext([self.livekit[i] for i in self.config.scenario.server])
         queue = session._send_client_event
 
