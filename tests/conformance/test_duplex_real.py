@@ -249,9 +249,7 @@ def test_every_duplex_verdict_is_marked_as_the_real_class_behaves() -> None:
     assert wrong == []
 
 
-@pytest.mark.parametrize(
-    ("shape", "variant"), [("duplex", "lock5"), ("duplex-await", "unlocked")]
-)
+@pytest.mark.parametrize(("shape", "variant"), [("duplex", "lock5"), ("duplex-await", "unlocked")])
 def test_the_real_class_conforms_in_lockstep_over_the_catalog(shape: str, variant: str) -> None:
     """Every catalog scenario under its own environment, exhaustive to full depth, and
     each explorer counterexample replayed: the real class breaks what the catalog
@@ -305,8 +303,7 @@ def test_a_session_that_keeps_what_it_cannot_remove_confirms_no_cleanup_loss() -
     entry = next(
         entry
         for entry in SHAPE_FAILURES
-        if entry[:5]
-        == ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex")
+        if entry[:5] == ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex")
     )
     assert entry[6] == "confirmed"
     assert reproduces(entry, real_duplex)

@@ -111,8 +111,8 @@ class DuplexFramework(RealSessionFramework):
         self.duplex = StandInDuplex(self.server, self.requests, yields=shape.name == "duplex-await")
         self.server.on_deliver = self.duplex.deliver
         session = self.session_class(
-            adapter=None,  # type: ignore[arg-type]  # only its events are used
-            duplex=self.duplex,  # type: ignore[arg-type]
+            adapter=None,  # only its events are used
+            duplex=self.duplex,
             gate=_SilentGate(),
             audio_timeout=1.0,
         )

@@ -13,7 +13,7 @@ each scenario id standing for one `llm.ChatMessage` whose text is its id.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from livekit.agents import llm
 
@@ -30,7 +30,9 @@ from proofs.errors import UnsupportedConfig
 def livekit_message(item: ChatItem, rank: int) -> llm.ChatMessage:
     """The livekit message a scenario item stands for: its text is its id, so a
     provider's wire format names it, and `rank` orders it as livekit's insert does."""
-    role = "user" if isinstance(item, ChatMessage) and item.role == "user" else "assistant"
+    role: Literal["user", "assistant"] = (
+        "user" if isinstance(item, ChatMessage) and item.role == "user" else "assistant"
+    )
     return llm.ChatMessage(id=item.id, role=role, content=[item.id], created_at=float(rank))
 
 
@@ -103,7 +105,10 @@ class RealSessionFramework(ImplFramework):
             self.items[item_id] = make_item(item_id, "model")
         order = (*scenario.server, *scenario.initial_local, *self.items)
         ranks = {item: rank for rank, item in reversed(list(enumerate(order)))}
-        self.livekit = {i: livekit_message(item, ranks[i]) for i, item in self.items.items()}
+        #: The livekit item each scenario id stands for (a session's own for the model's).
+        self.livekit: dict[str, llm.ChatItem] = {
+            i: livekit_message(item, ranks[i]) for i, item in self.items.items()
+        }
         #: The push tasks now inside the real `update_chat_ctx` (awaiting its send).
         self.inside: set[asyncio.Task[Any] | None] = set()
         #: The ids of the request each push task handed the real session.

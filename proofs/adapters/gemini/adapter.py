@@ -117,12 +117,12 @@ class GeminiFramework(RealSessionFramework):
         )
         # the session makes its genai client as it starts; it gets the stand-in instead
         # (a real client costs 0.2 s to build and is never used)
-        made = realtime_api.GenAIClient
-        realtime_api.GenAIClient = lambda **options: StandInClient(self)  # type: ignore[misc,assignment]
+        made = realtime_api.GenAIClient  # type: ignore[attr-defined]
+        realtime_api.GenAIClient = lambda **options: StandInClient(self)  # type: ignore[attr-defined,assignment]
         try:
             session = model.session()
         finally:
-            realtime_api.GenAIClient = made  # type: ignore[misc]
+            realtime_api.GenAIClient = made  # type: ignore[attr-defined]
         assert isinstance(session, realtime_api.RealtimeSession)
         session._chat_ctx = llm.ChatContext([self.livekit[i] for i in self.config.scenario.server])
         queue = session._send_client_event
