@@ -310,7 +310,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -337,7 +337,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -620,7 +620,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
@@ -639,7 +639,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -937,7 +937,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
@@ -956,7 +956,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1271,7 +1271,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1298,7 +1298,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",

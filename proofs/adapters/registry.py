@@ -32,6 +32,8 @@ class AdapterEntry:
     #: The session shapes (`model.SHAPES`) it drives, for `ackguard conform --session`
     #: (empty: only when named).
     shapes: tuple[str, ...] = ()
+    #: Whether it drives the `reconnects` option (a `Reconnecting` framework).
+    reconnects: bool = False
 
 
 ADAPTERS: dict[str, AdapterEntry] = {
@@ -61,6 +63,7 @@ ADAPTERS: dict[str, AdapterEntry] = {
             "transport, under impl's sites",
             install="pip install -e '.[livekit]'",
             shapes=("gemini",),
+            reconnects=True,
         ),
         AdapterEntry(
             "livekit",

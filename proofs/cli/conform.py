@@ -82,15 +82,21 @@ def run(args: argparse.Namespace) -> int:
     if args.environment:
         environments = choices.environments(args.environment)
     factories = {name: adapter_factory(name) for name in names}
-    # timeouts, rejections and dropped removals are logged by design
-    quiet = [logging.getLogger(name) for name in ("impl", "livekit")]
-    levels = [logger.level for logger in quiet]
-    for logger in quiet:
-        logger.setLevel(logging.ERROR)
+    # timeouts, rejections, dropped removals and dropped connections are logged by design
+    quiet = {"impl": logging.ERROR, "livekit": logging.CRITICAL}
+    levels = [logging.getLogger(name).level for name in quiet]
+    for name, level in quiet.items():
+        logging.getLogger(name).setLevel(level)
     try:
         reports = [
             check_variant(
-                v, scenarios, environments, args.depth, factory=factories[name], shape=shape
+                v,
+                scenarios,
+                environments,
+                args.depth,
+                factory=factories[name],
+                shape=shape,
+                reconnects=ADAPTERS[name].reconnects,
             )
             for (v, shape), name in zip(pairs, names, strict=True)
         ]
@@ -101,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
                 for variant, failures in found.items():
                     hypothesis_failures.setdefault(variant, []).extend(failures)
     finally:
-        for logger, level in zip(quiet, levels, strict=True):
-            logger.setLevel(level)
+        for name, level in zip(quiet, levels, strict=True):
+            logging.getLogger(name).setLevel(level)
     ok = all(report.as_expected for report in reports) and not hypothesis_failures
     if args.json:
         print(json.dumps([variant_json(r, hypothesis_failures) for r in reports], indent=2))

@@ -35,6 +35,7 @@ from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 from google.genai import types
 from livekit.agents import llm
 from livekit.agents.types import APIConnectOptions
@@ -42,7 +43,7 @@ from livekit.plugins.google.realtime import realtime_api
 
 from model import EventKind, OpKind, SessionShape
 from proofs.adapters.duplex.agent import RealSessionFramework
-from proofs.engines.conformance import AdapterFactory, WireOp, compose
+from proofs.engines.conformance import AdapterFactory, FrameworkView, WireOp, compose
 
 
 class StandInLive:
@@ -51,6 +52,7 @@ class StandInLive:
     def __init__(self, framework: GeminiFramework) -> None:
         self.framework = framework
         self.closed = False
+        self.dropped = False
         #: What the server says next, and a wake-up for the session's receive loop.
         self.inbox: deque[Any] = deque()
         self.arrived = asyncio.Event()
@@ -73,8 +75,15 @@ class StandInLive:
         while not self.closed:
             while self.inbox:
                 yield self.inbox.popleft()
+            if self.dropped:
+                raise ConnectionError("the connection dropped")
             self.arrived.clear()
             await self.arrived.wait()
+
+    def drop(self) -> None:
+        """The socket breaks: the session's receive loop fails as on a closed socket."""
+        self.dropped = True
+        self.arrived.set()
 
     async def close(self) -> None:
         self.closed = True
@@ -90,8 +99,13 @@ class StandInClient:
 
     @asynccontextmanager
     async def connect(self, *, model: str, config: Any) -> AsyncIterator[StandInLive]:
-        live = StandInLive(self.framework)
-        self.framework.live = live
+        framework = self.framework
+        if framework.live is not None:  # a reconnect: it opens when the harness says
+            framework.reopen = asyncio.Event()
+            await framework.reopen.wait()
+            framework.server.rebuild(())  # a new server session starts empty
+        live = StandInLive(framework)
+        framework.live = live
         yield live
 
     async def _aclose(self) -> None:
@@ -111,10 +125,10 @@ class GeminiFramework(RealSessionFramework):
         #: Whether the connect's own send of the known state has been seen.
         self.connected_once = False
         self.unexpected: list[str] = []
+        #: Set while the session waits to reconnect; the harness's connect sets it.
+        self.reopen: asyncio.Event | None = None
         self.server.on_deliver = self._deliver
-        model = realtime_api.RealtimeModel(
-            api_key="unused", conn_options=APIConnectOptions(max_retry=0, retry_interval=0)
-        )
+        model = realtime_api.RealtimeModel(api_key="unused", conn_options=_NoWait())
         # the session makes its genai client as it starts; it gets the stand-in instead
         # (a real client costs 0.2 s to build and is never used)
         made = realtime_api.GenAIClient  # type: ignore[attr-defined]
@@ -137,13 +151,16 @@ class GeminiFramework(RealSessionFramework):
 
     def kept(self) -> tuple[str, ...] | None:
         pending = self.real._pending_chat_ctx
-        return None if pending is None else tuple(item.id for item in pending.items)
+        return None if pending is None else tuple(self.model_id(item) for item in pending.items)
 
     def sent(self, ids: list[str]) -> None:
         """The real session sent a turn naming `ids`: on connect its known state
         (the server conversation at the start), else one push's appends."""
         if asyncio.current_task() is self.real._main_atask:
-            if self.connected_once or tuple(ids) != self.config.scenario.server:
+            if self.connected_once:  # a reconnect: the new server session gets these
+                self.server.rebuild([*self.server.conversation, *self._items(ids)])
+                return
+            if tuple(ids) != self.config.scenario.server:
                 self.unexpected.append(f"a connect sent {ids}, not the server's items")
             self.connected_once = True
             return
@@ -156,6 +173,28 @@ class GeminiFramework(RealSessionFramework):
             position = request.index(item) if item in request else 0
             after = request[position - 1] if position else None
             self.server.send(WireOp(OpKind.CREATE, item, after, self.livekit[item], origin))
+
+    def _items(self, ids: list[str]) -> list[tuple[str, object]]:
+        return [(item, self.livekit[item]) for item in ids]
+
+    # -- the connection (`Reconnecting`) ---------------------------------------------
+
+    def disconnect(self) -> None:
+        """Every op and event in flight is lost, and the session's socket breaks."""
+        if self.live is None:
+            raise RuntimeError("no session is connected")
+        self.server.drop()
+        self.live.drop()
+
+    def connect(self) -> None:
+        """The session's next connect attempt succeeds (it is waiting for it)."""
+        if self.reopen is None or self.reopen.is_set():
+            raise RuntimeError("the session is not waiting to connect")
+        self.reopen.set()
+
+    def observe(self) -> FrameworkView:
+        view = super().observe()
+        return attrs.evolve(view, connected=self.real._active_session is not None, kept=self.kept())
 
     def _deliver(self) -> None:
         event = self.server.delivered[0]
@@ -192,6 +231,17 @@ class GeminiFramework(RealSessionFramework):
         if self.live is not None:
             self.live.closed = True
             self.live.arrived.set()
+
+
+class _NoWait(APIConnectOptions):
+    """Retries at once: the harness's only clock is the ack clock, and a reconnect
+    happens when the harness says (`GeminiFramework.connect`)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_retry=1_000_000, retry_interval=0)
+
+    def _interval_for_retry(self, num_retries: int) -> float:
+        return 0.0
 
 
 #: The adapter factory the registry names `gemini`.

@@ -15,8 +15,10 @@ One ghost field is not observed but carried: `sent` (every item a create was
 sent for) grows by the creates in flight and the items that reached the server,
 so it is the previous state's plus what this observation shows. Every create
 passes through the op FIFO, which is compared at every step, so carrying it
-hides nothing. The connection fields (`connected`, `kept`, `rebuilt`, a task's
-`ops`) keep their values without a reconnect: the adapter interface has none.
+hides nothing. The connection fields (`connected`, `kept`, `rebuilt`) are what an
+adapter that drives reconnects reports, and their values without one otherwise;
+a task's `ops` (kept only by a shape that re-sends what it still awaits) are not
+observed, so such a shape's reconnect is not conformance-checked.
 """
 
 from __future__ import annotations
@@ -57,9 +59,9 @@ def abstract(observation: Observation, before: State | None = None) -> State:
         refused=observation.refused,
         recreated=observation.recreated,
         sent=sent,
-        connected=True,
-        kept=None,
-        rebuilt=frozenset(),
+        connected=observation.connected,
+        kept=observation.kept,
+        rebuilt=observation.rebuilt,
     )
     missing = _STATE_FIELDS - fields.keys()
     if missing:  # the model grew a field this function does not know yet

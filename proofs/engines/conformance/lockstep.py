@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import attrs
 from attrs import frozen
@@ -48,7 +49,12 @@ from model import (
     successors,
 )
 from proofs.engines.conformance.abstraction import abstract
-from proofs.engines.conformance.adapter import Adapter, AdapterFactory, Observation
+from proofs.engines.conformance.adapter import (
+    Adapter,
+    AdapterFactory,
+    Observation,
+    Reconnecting,
+)
 from proofs.engines.conformance.checks import impl_violations
 from proofs.engines.conformance.loop import Fifo, Replay, Schedule, Scheduler, new_loop
 from proofs.engines.conformance.steps import Step, format_steps
@@ -249,13 +255,16 @@ STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.MODEL_CREATES: lambda adapter, move: adapter.model_creates(_item(move)),
     MoveKind.LEARN: lambda adapter, move: adapter.learn(_item(move)),
     MoveKind.TIMEOUT: lambda adapter, move: adapter.timeout(_task(move)),
-    MoveKind.DISCONNECT: lambda adapter, move: _no_reconnect(move),
-    MoveKind.CONNECT: lambda adapter, move: _no_reconnect(move),
+    MoveKind.DISCONNECT: lambda adapter, move: _reconnecting(adapter, move).disconnect(),
+    MoveKind.CONNECT: lambda adapter, move: _reconnecting(adapter, move).connect(),
 }
 
 
-def _no_reconnect(move: Move) -> None:
-    raise NotEnabled(f"{move.label()}: the adapter interface has no connection to drop")
+def _reconnecting(adapter: Adapter, move: Move) -> Reconnecting:
+    """The adapter, if it drives a connection (`Reconnecting`)."""
+    if not (hasattr(adapter, "disconnect") and hasattr(adapter, "connect")):
+        raise NotEnabled(f"{move.label()}: this adapter has no connection to drop")
+    return cast(Reconnecting, adapter)
 
 
 def stimulate(adapter: Adapter, move: Move) -> None:

@@ -176,10 +176,10 @@ def replay_trace(
     return TraceReplay(invariant, steps, True, found.reason, found)
 
 
-def drivable(config: Config) -> Config:
-    """The config an adapter can be driven through: the adapter interface has no
-    connection to drop, so a reconnect the shape would make is left out."""
-    if not config.reconnects():
+def drivable(config: Config, reconnects: bool = False) -> Config:
+    """The config an adapter can be driven through: unless the adapter drives a
+    connection (`reconnects`), a reconnect the shape would make is left out."""
+    if reconnects or not config.reconnects():
         return config
     return attrs.evolve(config, environment=attrs.evolve(config.environment, reconnects=False))
 
@@ -192,12 +192,14 @@ def check_variant(
     *,
     factory: AdapterFactory,
     shape: SessionShape | None = None,
+    reconnects: bool = False,
 ) -> VariantReport:
     """Every scenario under `environments` (each scenario's own when None), with
     the session `shape` (the variant's own when None).
 
-    The adapter interface has no connection to drop, so a reconnect the shape
-    would make is left out of each environment, and the report says so.
+    Unless the adapter drives a connection (`reconnects`: it is `Reconnecting`), a
+    reconnect the shape would make is left out of each environment, and the report
+    says so.
     """
     started = time.perf_counter()
     chosen = SHAPES_BY_NAME[variant.shape] if shape is None else shape
@@ -206,10 +208,10 @@ def check_variant(
     for scenario in scenarios:
         for environment in environments or (scenario.environment,):
             config = Config(variant, scenario, environment, shape=chosen)
-            if config.reconnects():
+            if config.reconnects() and not reconnects:
                 notes[
-                    f"{chosen.name}: reconnects left out: the adapter interface has no "
+                    f"{chosen.name}: reconnects left out: the adapter drives no "
                     "connection to drop (the explorer covers it)"
                 ] = None
-            cells.append(check_cell(drivable(config), factory, depth))
+            cells.append(check_cell(drivable(config, reconnects), factory, depth))
     return VariantReport(variant, tuple(cells), time.perf_counter() - started, tuple(notes))

@@ -144,6 +144,8 @@ class StandIn:
         self.refused: set[str] = set()
         #: (origin, item): creates applied for an item a delete had removed.
         self.recreated: list[tuple[object, str]] = []
+        #: Items a delete had removed that a rebuild put back.
+        self.rebuilt: set[str] = set()
         self.created = 0
 
     # -- the wire, as the framework's bridge uses it -----------------------------------
@@ -226,6 +228,20 @@ class StandIn:
         self.created += 1
         self.to_client.append(WireEvent(EventKind.ADDED, item, after, payload))
 
+    def drop(self) -> None:
+        """The connection drops: every op and event in flight is lost."""
+        self.to_server.clear()
+        self.to_client.clear()
+        self.delivered.clear()
+
+    def rebuild(self, items: Iterable[tuple[str, object]]) -> None:
+        """A new server session holds `items` (what the client sent it on connect)."""
+        self.conversation = list(items)
+        ids = set(self.ids())
+        self.reached |= ids
+        self.sent |= ids
+        self.rebuilt |= ids & self.removed
+
     def _reject(self, op: WireOp, reason: str) -> None:
         event = WireEvent(EventKind.REJECTED, op.item, answers=op, reason=reason)
         self.to_client.append(event)
@@ -292,6 +308,7 @@ class StandIn:
                 (task, item) for task, item in recreated if task is not None and item is not None
             ),
             sent=named(self.sent),
+            rebuilt=named(self.rebuilt),
         )
 
 
