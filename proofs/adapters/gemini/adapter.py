@@ -18,7 +18,11 @@ and a rejection reach the session as nothing; the model's own item arrives as
 a server turn whose input transcription is the item's id, complete at once,
 which the session's own receive loop turns into a user message of its known
 state (under an id of its own making, which the adapter maps back by its
-text). The reconnect is not driven here (its entries stay "model only").
+text). A disconnect loses what is in flight and breaks the session's socket, so
+its receive loop fails and its own connect task closes the session and tries
+again (at once: the harness's only clock is the ack clock); the connect is
+that attempt succeeding, on a new server session that starts empty, to which
+the session sends its known state (the request kept back meanwhile, if any).
 
 A queued event names no sender on the wire: the adapter records which push
 task queued each one (the session's `_send_client_event`, wrapped on the
