@@ -188,3 +188,29 @@ def test_the_known_state_is_set_at_send_not_on_return() -> None:
     )
     holds = explore(at_send, (Invariant.MIRROR_TRUE_AT_REST,)).findings[0]
     assert holds.verdict is not Verdict.COUNTEREXAMPLE
+
+
+def test_a_push_between_the_drop_and_the_session_noticing_it_is_sent_twice() -> None:
+    """What the model lacks (found by the scheduled Hypothesis mode): the real session
+    learns of a drop only when its receive loop fails, and a push in between queues
+    its append on the fresh channel, which the next connection sends after the rebuild
+    from the known state that already holds the item. The model's drop is atomic, so
+    the harness reports a mismatch, and the new server holds out1 twice."""
+    from proofs.engines.conformance import Lockstep, Mismatch, parse_steps
+
+    config = Config(
+        VARIANTS_BY_NAME["lock5"],
+        SCENARIOS_BY_NAME["cleanup-during-tool-push"],
+        parse_environment("reconnects"),
+        shape=SHAPES_BY_NAME["gemini"],
+    )
+    run = Lockstep(config, real_gemini)
+    for step in parse_steps("call T0; call T1 + disconnect @1"):
+        run.apply(step)
+    with pytest.raises(Mismatch, match=r"to_server: model \[\], implementation \[create out1"):
+        run.apply(parse_steps("connect")[0])
+    with run.loop.running():
+        run.adapter.server_apply()
+    run.loop.run_until_blocked()
+    assert run.adapter.observe().server == ("msg0", "out1", "out1")
+    run.close()

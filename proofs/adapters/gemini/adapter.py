@@ -76,11 +76,11 @@ class StandInLive:
         return None
 
     async def receive(self) -> AsyncIterator[Any]:
-        while not self.closed:
-            while self.inbox:
+        while True:
+            while self.inbox and not self.closed:
                 yield self.inbox.popleft()
-            if self.dropped:
-                raise ConnectionError("the connection dropped")
+            if self.dropped or self.closed:  # as a closed websocket: it raises
+                raise ConnectionError("the connection dropped" if self.dropped else "closed")
             self.arrived.clear()
             await self.arrived.wait()
 
@@ -148,6 +148,9 @@ class GeminiFramework(RealSessionFramework):
         def recorded(event: Any) -> None:
             if isinstance(event, realtime_api._ChatCtxContent | realtime_api._ChatCtxToolResponse):
                 self.queued.append(asyncio.current_task())
+                # sent once queued: the channel is the socket writer's queue, and a drop
+                # loses what is in it as it loses what is on the wire
+                self.server.sent |= {self._named(item) for item in event.item_ids}
             queue(event)
 
         session._send_client_event = recorded  # type: ignore[method-assign]
@@ -177,6 +180,12 @@ class GeminiFramework(RealSessionFramework):
             position = request.index(item) if item in request else 0
             after = request[position - 1] if position else None
             self.server.send(WireOp(OpKind.CREATE, item, after, self.livekit[item], origin))
+
+    def _named(self, wire_id: str) -> str:
+        for name, item in self.livekit.items():
+            if item.id == wire_id:
+                return name
+        raise RuntimeError(f"the session queued {wire_id!r}, which no scenario item is")
 
     def _items(self, ids: list[str]) -> list[tuple[str, object]]:
         return [(item, self.livekit[item]) for item in ids]
