@@ -7,8 +7,11 @@ to append (the server conversation of an append-only protocol) and whose append
 either never yields (`duplex`) or waits until the test lets it return
 (`duplex-await`). The real mirror and the recorded server are then read back
 into a model state, and the model's own invariant must name the same item as
-the explorer's counterexample. These are the failures the catalog marks
-"confirmed".
+the explorer's counterexample. The rest of the file drives the lockstep
+adapter of `proofs/adapters/duplex` (the same class, every model move one step
+of it): the catalog in lockstep, every "confirmed" mark of
+`model/shape_verdicts.py` checked against it, and two mutants that show the
+checks can fail.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The failures the model predicts for Gemini Live, reproduced on the real
-`RealtimeSession` of livekit-plugins-google 1.8.9 (skipped where that plugin is
-not installed: it is not in ackguard's extras).
+`RealtimeSession` of livekit-plugins-google 1.8.9 (in the `livekit` extra;
+skipped where it is not installed): scripted reproductions, then the lockstep
+adapter of `proofs/adapters/gemini` over the catalog, its confirmed marks and
+the drop window the model lacks.
 
 The session is built without a connection (its connect task is cancelled before
 it runs) and given a stand-in active session, so `update_chat_ctx` runs its real
