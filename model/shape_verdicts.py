@@ -60,7 +60,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -69,7 +69,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -78,7 +78,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -87,7 +87,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -96,7 +96,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -105,7 +105,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -114,7 +114,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -123,7 +123,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -132,7 +132,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -141,7 +141,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -150,7 +150,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     ("unlocked", "overlapping-push", "mirror-true-at-rest", (), "duplex-await", _WHY6, "confirmed"),
     (
@@ -160,7 +160,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     ("unlocked", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
@@ -170,7 +170,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -179,7 +179,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -188,7 +188,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -197,7 +197,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -206,7 +206,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -215,7 +215,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -224,7 +224,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY7,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -233,7 +233,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -242,7 +242,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -251,7 +251,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -260,7 +260,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -269,7 +269,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -278,7 +278,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -287,7 +287,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -296,7 +296,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -305,7 +305,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -314,7 +314,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -323,7 +323,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -332,7 +332,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "gemini",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -341,7 +341,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -350,7 +350,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -359,7 +359,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -386,7 +386,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -395,7 +395,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -404,7 +404,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -413,7 +413,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -422,7 +422,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -431,7 +431,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -440,7 +440,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -449,9 +449,9 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex", _WHY4, "model only"),
+    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex", _WHY4, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -459,7 +459,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -468,7 +468,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -477,10 +477,10 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "replacement-first", "mirror-true-at-rest", (), "duplex-await", _WHY6, "model only"),
-    ("lock3", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock3", "replacement-first", "mirror-true-at-rest", (), "duplex-await", _WHY6, "confirmed"),
+    ("lock3", "replacement-first", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock3",
         "stale-replacement",
@@ -488,7 +488,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -497,7 +497,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -506,7 +506,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -515,7 +515,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -524,7 +524,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -533,9 +533,9 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-tool-push", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock3", "cleanup-during-tool-push", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -543,7 +543,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -552,7 +552,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -561,7 +561,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -570,7 +570,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -579,7 +579,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -588,7 +588,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -597,7 +597,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -606,7 +606,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -615,7 +615,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -624,7 +624,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -633,9 +633,9 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("lock3", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "lock3",
         "server-item-during-replacement",
@@ -643,7 +643,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -652,7 +652,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -661,7 +661,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -697,7 +697,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -706,7 +706,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -715,7 +715,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -724,7 +724,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -733,7 +733,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -742,7 +742,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -751,7 +751,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -770,7 +770,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -779,7 +779,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -788,7 +788,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -797,7 +797,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -806,7 +806,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -815,7 +815,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -824,7 +824,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -833,7 +833,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -842,7 +842,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY7,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -851,7 +851,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -860,7 +860,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -869,7 +869,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -878,7 +878,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -887,7 +887,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -896,7 +896,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -905,7 +905,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -914,7 +914,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -923,7 +923,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -932,7 +932,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -950,7 +950,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
@@ -960,7 +960,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -969,7 +969,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -978,7 +978,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1014,7 +1014,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1023,7 +1023,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1032,7 +1032,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1041,7 +1041,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1050,7 +1050,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1059,7 +1059,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1068,7 +1068,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1077,7 +1077,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1086,7 +1086,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1095,7 +1095,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1104,7 +1104,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1113,7 +1113,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1122,7 +1122,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1131,7 +1131,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1140,7 +1140,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1149,7 +1149,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1158,7 +1158,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1167,7 +1167,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "duplex-await",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1176,7 +1176,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "duplex-await",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1185,7 +1185,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1194,7 +1194,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "duplex-await",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1203,7 +1203,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "duplex-await",
         _WHY6,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1212,7 +1212,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1221,7 +1221,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1230,7 +1230,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1239,7 +1239,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1248,7 +1248,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1257,7 +1257,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY2,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1266,7 +1266,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1275,7 +1275,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies",),
         "gemini",
         _WHY3,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1284,7 +1284,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("stale-copies", "rejections", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1293,7 +1293,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         (),
         "gemini",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1302,7 +1302,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items",),
         "gemini",
         _WHY5,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1311,7 +1311,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("server-items", "reconnects"),
         "gemini",
         _WHY8,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1320,7 +1320,7 @@ SHAPE_FAILURES: tuple[tuple[str, str, str, tuple[str, ...], str, str, str], ...]
         ("rejections",),
         "gemini",
         _WHY1,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",

@@ -29,6 +29,11 @@ class AdapterEntry:
     summary: str
     #: What to install when the module does not import (None: nothing beyond the core).
     install: str | None = None
+    #: The session shapes (`model.SHAPES`) it drives, for `ackguard conform --session`
+    #: (empty: only when named).
+    shapes: tuple[str, ...] = ()
+    #: Whether it drives the `reconnects` option (a `Reconnecting` framework).
+    reconnects: bool = False
 
 
 ADAPTERS: dict[str, AdapterEntry] = {
@@ -39,6 +44,26 @@ ADAPTERS: dict[str, AdapterEntry] = {
             "proofs.adapters.impl.adapter",
             "impl_adapter",
             "ackguard's own asyncio implementation (impl/) over its fake server",
+            shapes=("openai", "three-way"),
+        ),
+        AdapterEntry(
+            "duplex",
+            "proofs.adapters.duplex.adapter",
+            "duplex_adapter_factory",
+            "livekit-agents' real _DuplexRealtimeSession (llm/duplex_adapter.py) over a "
+            "stand-in duplex session, under impl's sites",
+            install="pip install -e '.[livekit]'",
+            shapes=("duplex", "duplex-await"),
+        ),
+        AdapterEntry(
+            "gemini",
+            "proofs.adapters.gemini.adapter",
+            "gemini_adapter_factory",
+            "livekit-plugins-google's real Gemini Live RealtimeSession over a stand-in "
+            "transport, under impl's sites",
+            install="pip install -e '.[livekit]'",
+            shapes=("gemini",),
+            reconnects=True,
         ),
         AdapterEntry(
             "livekit",
@@ -64,6 +89,14 @@ ADAPTERS: dict[str, AdapterEntry] = {
         ),
     )
 }
+
+
+def adapter_for(shape: str) -> AdapterEntry | None:
+    """The first adapter that drives session shape `shape` (None: none does)."""
+    for entry in ADAPTERS.values():
+        if shape in entry.shapes:
+            return entry
+    return None
 
 
 def adapter_factory(name: str) -> AdapterFactory:

@@ -7,13 +7,12 @@ import json
 import logging
 
 from model import SHAPES_BY_NAME, Environment
-from proofs.adapters import adapter_factory
-from proofs.adapters.impl import IMPLEMENTED_SHAPES
+from proofs.adapters import ADAPTERS, adapter_factory, adapter_for
 from proofs.cli import options as choices
 from proofs.engines.conformance.adapter import AdapterFactory
 from proofs.engines.conformance.machine import conformance_machine, machine_settings
 from proofs.engines.conformance.run import DEFAULT_DEPTH, VariantReport, check_variant
-from proofs.errors import UnsupportedConfig
+from proofs.errors import UnsupportedConfig, UsageError
 from proofs.report.conform import table_lines, variant_json
 
 _EXAMPLE = """\
@@ -21,6 +20,7 @@ examples:
   ackguard conform --variant lock3 --scenario replacement-first --depth 8
   ackguard conform --variant lock5 --environment all
   ackguard conform --json
+  ackguard conform --session duplex-await --variant unlocked   # livekit's real duplex class
 
 exit status: 0 when every variant breaks exactly what the catalog expects (no mismatch,
 every counterexample reproduced), 1 when one does not, 2 on bad input."""
@@ -60,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="also run N Hypothesis examples per cell with bursts and random schedules",
     )
+    parser.add_argument(
+        "--adapter",
+        metavar="NAME",
+        help="the adapter to drive (default: the registry's for each session shape: impl for "
+        "openai and three-way, duplex for duplex and duplex-await, gemini for gemini)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
@@ -71,29 +77,38 @@ def run(args: argparse.Namespace) -> int:
         pairs = choices.pairs(variants, choices.sessions(args.session))
     else:
         pairs = [(variant, SHAPES_BY_NAME[variant.shape]) for variant in variants]
-    for _, shape in pairs:
-        if shape.name not in IMPLEMENTED_SHAPES:
-            raise UnsupportedConfig(
-                f"the impl adapter implements the {' and '.join(IMPLEMENTED_SHAPES)} session "
-                f"shapes, not {shape.name}; the explorer checks {shape.name}"
-            )
+    names = [_adapter_name(shape.name, args.adapter) for _, shape in pairs]
     environments: list[Environment] | None = None
     if args.environment:
         environments = choices.environments(args.environment)
-    factory = adapter_factory("impl")
-    quiet = logging.getLogger("impl")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # timeouts and rejections are logged by design
+    factories = {name: adapter_factory(name) for name in names}
+    # timeouts, rejections, dropped removals and dropped connections are logged by design
+    quiet = {"impl": logging.ERROR, "livekit": logging.CRITICAL}
+    levels = [logging.getLogger(name).level for name in quiet]
+    for name, level in quiet.items():
+        logging.getLogger(name).setLevel(level)
     try:
         reports = [
-            check_variant(v, scenarios, environments, args.depth, factory=factory, shape=shape)
-            for v, shape in pairs
+            check_variant(
+                v,
+                scenarios,
+                environments,
+                args.depth,
+                factory=factories[name],
+                shape=shape,
+                reconnects=ADAPTERS[name].reconnects,
+            )
+            for (v, shape), name in zip(pairs, names, strict=True)
         ]
-        hypothesis_failures = (
-            _hypothesis(reports, args.hypothesis, factory) if args.hypothesis else {}
-        )
+        hypothesis_failures: dict[str, list[str]] = {}
+        if args.hypothesis:
+            for report, name in zip(reports, names, strict=True):
+                found = _hypothesis([report], args.hypothesis, factories[name])
+                for variant, failures in found.items():
+                    hypothesis_failures.setdefault(variant, []).extend(failures)
     finally:
-        quiet.setLevel(level)
+        for name, level in zip(quiet, levels, strict=True):
+            logging.getLogger(name).setLevel(level)
     ok = all(report.as_expected for report in reports) and not hypothesis_failures
     if args.json:
         print(json.dumps([variant_json(r, hypothesis_failures) for r in reports], indent=2))
@@ -107,6 +122,24 @@ def run(args: argparse.Namespace) -> int:
             else "SOME VARIANTS DO NOT BEHAVE AS THE CATALOG EXPECTS"
         )
     return 0 if ok else 1
+
+
+def _adapter_name(shape: str, named: str | None) -> str:
+    """The adapter that drives `shape`: the one named, or the registry's for it."""
+    if named is not None:
+        entry = ADAPTERS.get(named)
+        if entry is None:
+            raise UsageError(f"unknown adapter {named!r}; choose from: {', '.join(ADAPTERS)}")
+        if shape not in entry.shapes:
+            raise UnsupportedConfig(
+                f"the {named} adapter drives the {' and '.join(entry.shapes) or 'no'} session "
+                f"shapes, not {shape}"
+            )
+        return named
+    found = adapter_for(shape)
+    if found is None:
+        raise UnsupportedConfig(f"no adapter drives the {shape} session; the explorer checks it")
+    return found.name
 
 
 def _hypothesis(

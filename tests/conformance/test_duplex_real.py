@@ -7,8 +7,11 @@ to append (the server conversation of an append-only protocol) and whose append
 either never yields (`duplex`) or waits until the test lets it return
 (`duplex-await`). The real mirror and the recorded server are then read back
 into a model state, and the model's own invariant must name the same item as
-the explorer's counterexample. These are the failures the catalog marks
-"confirmed".
+the explorer's counterexample. The rest of the file drives the lockstep
+adapter of `proofs/adapters/duplex` (the same class, every model move one step
+of it): the catalog in lockstep, every "confirmed" mark of
+`model/shape_verdicts.py` checked against it, and two mutants that show the
+checks can fail.
 """
 
 from __future__ import annotations
@@ -25,15 +28,22 @@ from model import (
     SHAPES_BY_NAME,
     VARIANTS_BY_NAME,
     Config,
+    Environment,
     Invariant,
     Verdict,
     check,
     parse_environment,
 )
+from model.shape_verdicts import SHAPE_FAILURES
+from proofs.engines.conformance import Lockstep, Mismatch, compose, parse_steps
+from proofs.engines.conformance.lockstep import trace_steps
+from proofs.engines.conformance.run import check_variant, replay_trace
 from proofs.engines.explore import explore
 
 llm = pytest.importorskip("livekit.agents.llm")
 duplex_adapter = pytest.importorskip("livekit.agents.llm.duplex_adapter")
+
+from proofs.adapters.duplex.adapter import DuplexFramework  # noqa: E402  (needs livekit)
 
 
 class _StandInDuplex:
@@ -197,3 +207,107 @@ def test_a_stale_replacement_then_a_fresh_one_appends_the_user_turn_twice() -> N
     mirror, server = _run(False, ("msg0",), body)
     assert server == ["msg0", "hello", "hello"]
     _agrees(config, finding, mirror, server)
+
+
+# -- the lockstep adapter (proofs/adapters/duplex) ------------------------------------
+
+DUPLEX_SHAPES = ("duplex", "duplex-await")
+real_duplex = compose(DuplexFramework)
+
+
+def _entry_config(entry: tuple[str, str, str, tuple[str, ...], str, str, str]) -> Config:
+    variant, scenario, _, needs, shape, _, _ = entry
+    return Config(
+        VARIANTS_BY_NAME[variant],
+        SCENARIOS_BY_NAME[scenario],
+        Environment.of(needs),
+        shape=SHAPES_BY_NAME[shape],
+    )
+
+
+def reproduces(entry: tuple[str, str, str, tuple[str, ...], str, str, str], factory: Any) -> bool:
+    """The explorer's shortest counterexample of `entry`, replayed in lockstep on the
+    real class, breaks the same invariant on the same item through the same site."""
+    config = _entry_config(entry)
+    invariant = Invariant(entry[2])
+    finding = explore(config, (invariant,)).findings[0]
+    assert finding.trace is not None and finding.violation is not None
+    steps = trace_steps(config, finding.trace.moves)
+    found = replay_trace(
+        config, invariant, steps, finding.violation.item, finding.violation.site, factory
+    )
+    return found.reproduced
+
+
+def test_every_duplex_verdict_is_marked_as_the_real_class_behaves() -> None:
+    """The "confirmed" marks of model/shape_verdicts.py, checked against the adapter,
+    so a mark cannot drift from what the real class does."""
+    entries = [entry for entry in SHAPE_FAILURES if entry[4] in DUPLEX_SHAPES]
+    assert len(entries) >= 80
+    wrong = [
+        entry[:5]
+        for entry in entries
+        if (entry[6] == "confirmed") != reproduces(entry, real_duplex)
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("shape", "variant"), [("duplex", "lock5"), ("duplex-await", "unlocked")])
+def test_the_real_class_conforms_in_lockstep_over_the_catalog(shape: str, variant: str) -> None:
+    """Every catalog scenario under its own environment, exhaustive to full depth, and
+    each explorer counterexample replayed: the real class breaks what the catalog
+    expects of the shape, the model's way, and nothing else."""
+    scenarios = [SCENARIOS_BY_NAME[name] for name in sorted(SCENARIOS_BY_NAME)]
+    report = check_variant(
+        VARIANTS_BY_NAME[variant], scenarios, factory=real_duplex, shape=SHAPES_BY_NAME[shape]
+    )
+    assert report.as_expected, [
+        (cell.config.scenario.name, [str(m) for m in cell.mismatches], cell.missed)
+        for cell in report.cells
+        if not cell.as_expected
+    ]
+    assert any(cell.violations for cell in report.cells)
+
+
+def test_an_append_that_yields_is_not_the_duplex_shape() -> None:
+    """Shown to catch: the real class over an append that awaits, checked against the
+    `duplex` record (mirror set in the step that sends), leaves the model at the burst
+    where the second push diffs before the first's append returns."""
+
+    class Yielding(DuplexFramework):
+        def build(self, shape: Any) -> Any:
+            return super().build(SHAPES_BY_NAME["duplex-await"])
+
+    config = Config(
+        VARIANTS_BY_NAME["unlocked"],
+        SCENARIOS_BY_NAME["overlapping-push"],
+        parse_environment("base"),
+        shape=SHAPES_BY_NAME["duplex"],
+    )
+    with pytest.raises(Mismatch, match=r"mirror|to_server"):
+        Lockstep.replay(config, parse_steps("call T0 + call T1"), compose(Yielding))
+    Lockstep.replay(config, parse_steps("call T0 + call T1"), real_duplex).close()
+
+
+def test_a_session_that_keeps_what_it_cannot_remove_confirms_no_cleanup_loss() -> None:
+    """Shown to catch: the mark check fails for a session without the bug. A duplex
+    session that keeps in its mirror the items it cannot remove (what the server
+    still holds) does not reproduce the cleanup's mirror-true-at-rest break."""
+
+    class Keeping(duplex_adapter._DuplexRealtimeSession):  # type: ignore[misc]
+        async def update_chat_ctx(self, chat_ctx: Any) -> None:
+            held = [item for item in self._chat_ctx.items if chat_ctx.get_by_id(item.id) is None]
+            await super().update_chat_ctx(chat_ctx)
+            self._chat_ctx = llm.ChatContext([*held, *self._chat_ctx.items])
+
+    class KeepingFramework(DuplexFramework):
+        session_class = Keeping
+
+    entry = next(
+        entry
+        for entry in SHAPE_FAILURES
+        if entry[:5] == ("lock5", "cleanup-during-tool-push", "mirror-true-at-rest", (), "duplex")
+    )
+    assert entry[6] == "confirmed"
+    assert reproduces(entry, real_duplex)
+    assert not reproduces(entry, compose(KeepingFramework))

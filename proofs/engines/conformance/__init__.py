@@ -24,6 +24,7 @@ from proofs.engines.conformance.adapter import (
     LockView,
     Observation,
     OpView,
+    Reconnecting,
     ServerView,
     TaskView,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "NotEnabled",
     "Observation",
     "OpView",
+    "Reconnecting",
     "Replay",
     "Schedule",
     "ServerView",

@@ -15,8 +15,12 @@ One ghost field is not observed but carried: `sent` (every item a create was
 sent for) grows by the creates in flight and the items that reached the server,
 so it is the previous state's plus what this observation shows. Every create
 passes through the op FIFO, which is compared at every step, so carrying it
-hides nothing. The connection fields (`connected`, `kept`, `rebuilt`, a task's
-`ops`) keep their values without a reconnect: the adapter interface has none.
+hides nothing; what the adapter says it sent (`Observation.sent`) is added, for
+an op a session queued and lost before it reached the wire. The connection
+fields (`connected`, `kept`, `rebuilt`) are what an adapter that drives
+reconnects reports, and their values without one otherwise;
+a task's `ops` (kept only by a shape that re-sends what it still awaits) are not
+observed, so such a shape's reconnect is not conformance-checked.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def abstract(observation: Observation, before: State | None = None) -> State:
         (frozenset() if before is None else before.sent)
         | observation.reached
         | {view.item for view in observation.to_server if view.kind is OpKind.CREATE}
+        | (observation.sent or frozenset())
     )
     fields: dict[str, Any] = dict(
         server=observation.server,
@@ -57,9 +62,9 @@ def abstract(observation: Observation, before: State | None = None) -> State:
         refused=observation.refused,
         recreated=observation.recreated,
         sent=sent,
-        connected=True,
-        kept=None,
-        rebuilt=frozenset(),
+        connected=observation.connected,
+        kept=observation.kept,
+        rebuilt=observation.rebuilt,
     )
     missing = _STATE_FIELDS - fields.keys()
     if missing:  # the model grew a field this function does not know yet

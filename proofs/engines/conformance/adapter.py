@@ -120,6 +120,13 @@ class Observation:
     #: model's); None when the adapter does not record it (invariant 2's clause
     #: for items never sent is then not checked on its side).
     sent: frozenset[str] | None = None
+    # -- the connection (an adapter that drives no reconnect keeps the defaults) ------
+    #: Items a delete had removed that a reconnect's rebuild put back on the server.
+    rebuilt: frozenset[str] = frozenset()
+    #: Whether a server session is active.
+    connected: bool = True
+    #: The request the session keeps back while no server session is active.
+    kept: tuple[str, ...] | None = None
 
 
 @frozen
@@ -138,6 +145,8 @@ class ServerView:
     recreated: frozenset[tuple[int, str]]
     #: Items a create was sent for, or that were on the server (start, model).
     sent: frozenset[str] | None = None
+    #: Items a delete had removed that a reconnect's rebuild put back.
+    rebuilt: frozenset[str] = frozenset()
 
 
 @frozen
@@ -152,6 +161,21 @@ class FrameworkView:
     learned: frozenset[str]
     outstanding: tuple[OpView, ...] = ()
     gone: frozenset[str] = frozenset()
+    #: Whether a server session is active (a framework that drives no reconnect: True).
+    connected: bool = True
+    #: The request the session keeps back while no server session is active.
+    kept: tuple[str, ...] | None = None
+
+
+class Reconnecting(Protocol):
+    """What a framework (or an adapter) that drives the `reconnects` option adds: the
+    connection drops (every op and event in flight is lost, `StandIn.drop`) and comes
+    back (the session opens a new server session, which starts empty:
+    `StandIn.rebuild`)."""
+
+    def disconnect(self) -> None: ...
+
+    def connect(self) -> None: ...
 
 
 class Framework(Protocol):

@@ -27,9 +27,11 @@ class ImplViolation:
 
 
 def at_rest(observation: Observation) -> bool:
-    """Nothing in flight and no push under way."""
+    """Nothing in flight, no push under way, no request kept back, and connected."""
     return (
-        not observation.to_server
+        observation.connected
+        and observation.kept is None
+        and not observation.to_server
         and not observation.to_client
         and all(task.phase not in _RUNNING for task in observation.tasks)
     )

@@ -56,6 +56,13 @@ class Composed:
     def timeout(self, task: int) -> None:
         self.framework.server.clock.fire(self.framework.origin(task))
 
+    def __getattr__(self, name: str) -> Any:
+        # a framework that drives a connection (`Reconnecting`) lends its
+        # disconnect and connect; without them the harness says it has none
+        if name in ("disconnect", "connect"):
+            return getattr(self.framework, name)
+        raise AttributeError(name)
+
     def observe(self) -> Observation:
         framework = self.framework
         server = framework.server.view(framework.name, framework.who)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import attrs
 from attrs import frozen
@@ -48,7 +49,12 @@ from model import (
     successors,
 )
 from proofs.engines.conformance.abstraction import abstract
-from proofs.engines.conformance.adapter import Adapter, AdapterFactory, Observation
+from proofs.engines.conformance.adapter import (
+    Adapter,
+    AdapterFactory,
+    Observation,
+    Reconnecting,
+)
 from proofs.engines.conformance.checks import impl_violations
 from proofs.engines.conformance.loop import Fifo, Replay, Schedule, Scheduler, new_loop
 from proofs.engines.conformance.steps import Step, format_steps
@@ -207,11 +213,15 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
     A stimulus is its own step, unless the trace gives it while a WAKE or RESUME
     it has not taken yet is already enabled: then the implementation would have
     made that move first, so the stimulus joins the previous step's burst and
-    arrives before the loop runs (when the two can arrive together).
+    arrives before the loop runs (when the two can arrive together, and the
+    stimulus is enabled where that burst starts: a burst's moves are given
+    before any of them is taken).
     """
     side = model_side(config)
     state = side.canonical(initial_state(config))
     steps: list[list[Move]] = []
+    #: The state the last step starts from: every move of a burst must be enabled there.
+    start = state
     for move in moves:
         if move.kind not in INTERNAL_MOVES:
             postponed = bool(side.internal(state))
@@ -222,10 +232,12 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
                 and len(last) < 3
                 and burst_compatible([*last, move])
                 and move not in last
+                and move in side.stimuli(start)
             ):
                 last.append(move)
             else:
                 steps.append([move])
+                start = state
         state = side.after(state, move)
     return tuple(Step(tuple(group)) for group in steps)
 
@@ -243,8 +255,8 @@ STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.MODEL_CREATES: lambda adapter, move: adapter.model_creates(_item(move)),
     MoveKind.LEARN: lambda adapter, move: adapter.learn(_item(move)),
     MoveKind.TIMEOUT: lambda adapter, move: adapter.timeout(_task(move)),
-    MoveKind.DISCONNECT: lambda adapter, move: _no_reconnect(move),
-    MoveKind.CONNECT: lambda adapter, move: _no_reconnect(move),
+    MoveKind.DISCONNECT: lambda adapter, move: _reconnecting(adapter, move).disconnect(),
+    MoveKind.CONNECT: lambda adapter, move: _reconnecting(adapter, move).connect(),
     MoveKind.MODEL_ANCHORS_ON_DELETED: lambda adapter, move: _no_stale_anchor(move),
 }
 
@@ -255,8 +267,11 @@ def _no_stale_anchor(move: Move) -> None:
     )
 
 
-def _no_reconnect(move: Move) -> None:
-    raise NotEnabled(f"{move.label()}: the adapter interface has no connection to drop")
+def _reconnecting(adapter: Adapter, move: Move) -> Reconnecting:
+    """The adapter, if it drives a connection (`Reconnecting`)."""
+    if not (hasattr(adapter, "disconnect") and hasattr(adapter, "connect")):
+        raise NotEnabled(f"{move.label()}: this adapter has no connection to drop")
+    return cast(Reconnecting, adapter)
 
 
 def stimulate(adapter: Adapter, move: Move) -> None:

@@ -4,7 +4,9 @@ It holds the conversation and both FIFOs of one websocket and applies ops as
 the model's server does: a duplicate create, a create after an unknown item and
 a delete of an unknown item are answered by an error event (a create refused
 because the item it was to follow had been deleted is recorded); a create
-after None goes to the head; the model's own items go to the tail. Nothing
+after None goes to the head; the model's own items go to the tail. An
+append-only stand-in (`appends=True`, for the creates-only session shapes) puts
+every create at the tail, as such a server has no anchor or id to check. Nothing
 moves by itself: the harness applies, rejects and delivers one at a time, and
 fires ack timeouts on a virtual clock, per task.
 
@@ -115,10 +117,15 @@ class StandIn:
         self,
         items: Iterable[tuple[str, object]] = (),
         on_deliver: Callable[[], None] | None = None,
+        *,
+        appends: bool = False,
     ) -> None:
         #: The server conversation: (id, payload), in order.
         self.conversation: list[tuple[str, object]] = list(items)
         self.on_deliver = on_deliver
+        #: An append-only server (the creates-only shapes): a create goes at the tail
+        #: whatever its anchor, even for an id the conversation holds already.
+        self.appends = appends
         self.clock = AckClock()
         self.to_server: deque[WireOp] = deque()
         self.to_client: deque[WireEvent] = deque()
@@ -137,6 +144,8 @@ class StandIn:
         self.refused: set[str] = set()
         #: (origin, item): creates applied for an item a delete had removed.
         self.recreated: list[tuple[object, str]] = []
+        #: Items a delete had removed that a rebuild put back.
+        self.rebuilt: set[str] = set()
         self.created = 0
 
     # -- the wire, as the framework's bridge uses it -----------------------------------
@@ -149,10 +158,12 @@ class StandIn:
             self.sent.add(op.item)
         self.to_server.append(op)
 
-    def take(self) -> WireEvent:
-        """The client receives the next delivered event (it is no longer in flight)."""
+    def take(self, *, acknowledge: bool = True) -> WireEvent:
+        """The client receives the next delivered event (it is no longer in flight);
+        `acknowledge=False` for a client that has no handler for it (an append-only
+        session told of its own append), so its item counts as acknowledged no more."""
         event = self.delivered.popleft()
-        if event.kind is EventKind.ADDED:
+        if event.kind is EventKind.ADDED and acknowledge:
             self.acked.add(event.item)
         return event
 
@@ -176,6 +187,9 @@ class StandIn:
             self.removed.add(op.item)
             self.to_client.append(WireEvent(EventKind.DELETED, op.item, answers=op))
             return
+        if self.appends:
+            self._place(op, len(ids))
+            return
         if op.item in ids:
             self._reject(op, f"item {op.item} already exists")
             return
@@ -184,7 +198,9 @@ class StandIn:
                 self.refused.add(op.item)
             self._reject(op, f"previous item {op.after} not found")
             return
-        at = 0 if op.after is None else ids.index(op.after) + 1
+        self._place(op, 0 if op.after is None else ids.index(op.after) + 1)
+
+    def _place(self, op: WireOp, at: int) -> None:
         self.conversation.insert(at, (op.item, op.payload))
         self.reached.add(op.item)
         if op.item in self.removed:
@@ -211,6 +227,20 @@ class StandIn:
         self.sent.add(item)
         self.created += 1
         self.to_client.append(WireEvent(EventKind.ADDED, item, after, payload))
+
+    def drop(self) -> None:
+        """The connection drops: every op and event in flight is lost."""
+        self.to_server.clear()
+        self.to_client.clear()
+        self.delivered.clear()
+
+    def rebuild(self, items: Iterable[tuple[str, object]]) -> None:
+        """A new server session holds `items` (what the client sent it on connect)."""
+        self.conversation = list(items)
+        ids = set(self.ids())
+        self.reached |= ids
+        self.sent |= ids
+        self.rebuilt |= ids & self.removed
 
     def _reject(self, op: WireOp, reason: str) -> None:
         event = WireEvent(EventKind.REJECTED, op.item, answers=op, reason=reason)
@@ -278,6 +308,7 @@ class StandIn:
                 (task, item) for task, item in recreated if task is not None and item is not None
             ),
             sent=named(self.sent),
+            rebuilt=named(self.rebuilt),
         )
 
 
