@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from model import INTERNAL_MOVES, Config, Invariant
-from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call, Scenario
 from model.variants import VARIANTS_BY_NAME
 from proofs.engines.explore import explore
 from tests.livekit.conftest import release_report, scenario
@@ -177,7 +177,8 @@ def test_without_the_speech_turn_a_tool_push_leaves_the_model() -> None:
 def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cause of the `trim-tool-output` gap, shown on the real code: with the
     activity's `_on_remote_item_added` made a no-op, the installed release keeps
-    the trim and steps with the model in every interleaving; with it, it does not."""
+    the trim and steps with the model in every interleaving; with it, it does not.
+    The normal tool-output path (a scenario outside the catalog) is undone alike."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
 
@@ -188,8 +189,17 @@ def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.Monke
 
     release = RELEASES_BY_VERSION[version]
     trim = SCENARIOS_BY_NAME["trim-tool-output"]
+    normal = Scenario(
+        name="trim-new-tool-output",
+        summary="an application trims a new tool output whose push is still under way",
+        calls=(Call("tool-outputs", adds=("out1",)), Call("replacement", drops=("out1",))),
+    )
     _assert_trim_undone(check_scenario(release, trim))
+    undone = check_scenario(release, normal)
+    assert undone["model_broken"] == [] and undone["real_broken"] == [INV5]
+    assert undone["shortest"] == TRIM_SHORTEST
     monkeypatch.setattr(AgentActivity, "_on_remote_item_added", lambda self, ev: None)
-    row = check_scenario(release, trim)
-    assert row["real_broken"] == [] and row["matches"] is True
-    assert row["stepped_with_model"] == row["sequences"] == 4
+    for case in (trim, normal):
+        row = check_scenario(release, case)
+        assert row["real_broken"] == [] and row["matches"] is True, case.name
+        assert row["stepped_with_model"] == row["sequences"] == 4, case.name
