@@ -11,13 +11,46 @@ from typing import Any
 import pytest
 
 from model import INTERNAL_MOVES, Config, Invariant
-from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME
+from model.scenarios import SCENARIOS, SCENARIOS_BY_NAME, Call, Scenario
 from model.variants import VARIANTS_BY_NAME
 from proofs.engines.explore import explore
 from tests.livekit.conftest import release_report, scenario
 
 INV1 = Invariant.NO_UNINTENDED_DELETE.value
 INV2 = Invariant.AGREEMENT_AT_REST.value
+INV5 = Invariant.REMOVED_AT_REST.value
+
+#: Catalog rows where the real code leaves the model through a mechanism the model
+#: does not have yet (`docs/livekit.md`, "A trim undone by the placeholder
+#: handler"): the activity's `_on_remote_item_added` puts the trimmed tool output
+#: back into the replacement's context object when the output's ack arrives. Each
+#: row is pinned to exactly that disagreement, so any other change to it fails.
+MODEL_GAPS = frozenset({"trim-tool-output"})
+TRIM_SHORTEST = ["call T0", "call T1", "server-apply T0 out1", "client-apply T0 out1"]
+
+
+def _assert_trim_undone(row: dict[str, Any]) -> None:
+    """The trim row as both releases have it: the model holds invariant 5, the real
+    code keeps `out1` on the server and locally (the trim is undone, nothing lost),
+    and it leaves the model exactly where the placeholder lands."""
+    assert row["applicable"] is True and row["matches"] is False
+    assert row["model_broken"] == [] and row["catalog_broken"] == []
+    assert row["real_broken"] == [INV5] and row["real_items"] == {INV5: ["out1"]}
+    assert row["lost"] == [] and row["recreated"] == [] and row["errors"] == []
+    assert row["shortest"] == TRIM_SHORTEST
+    diverged = [s for s in row["sweep"] if s["divergence"] is not None]
+    # the two interleavings with the replacement called while the output's push waits
+    assert [s["stimuli"][:2] for s in diverged] == [
+        ["call T0", "call T1"],
+        ["call T0", "server-apply T0 out1"],
+    ]
+    for sweep in diverged:
+        text = sweep["divergence"]
+        assert text.startswith("after client-apply T0 out1:"), text
+        assert "local: model [msg0], implementation [msg0, out1]" in text
+        assert "T1.request: model none, implementation [msg0, out1]" in text
+        assert sweep["broken"] == [INV5]
+    assert row["stepped_with_model"] == row["sequences"] - len(diverged) == 2
 
 
 def _model_trace(variant: str, name: str) -> list[str]:
@@ -37,8 +70,12 @@ def test_every_verdict_is_the_models(report: dict[str, Any]) -> None:
         if spoken and report["release"] == "1.8.8":
             assert row["applicable"] is False and row["matches"] is None
             continue
+        if row["scenario"] in MODEL_GAPS:
+            _assert_trim_undone(row)
+            continue
         assert row["matches"] is True, row
-    assert report["as_expected"] is True
+    # the report does not hide the gap: it is the only reason it is not as expected
+    assert report["as_expected"] is False
     assert [row["scenario"] for row in report["scenarios"]] == [s.name for s in SCENARIOS]
 
 
@@ -78,25 +115,27 @@ def test_1_8_9_keeps_it() -> None:
 
 
 def test_what_1_8_9_still_fails_each_with_its_shortest_interleaving() -> None:
-    failing = {
-        row["scenario"]: row for row in release_report("1.8.9")["scenarios"] if row["real_broken"]
-    }
+    rows = release_report("1.8.9")["scenarios"]
+    failing = {row["scenario"]: row for row in rows if row["real_broken"]}
+    # the explorer's verdicts with livekit's speech turn: the catalog's own table is
+    # for the records without it, where `cleanup-during-spoken` fails under lock5
+    # (the cleanup holds the turn across its push, so say() never overlaps it)
+    expected = {row["scenario"] for row in rows if row["model_broken"]}
     lock5 = VARIANTS_BY_NAME["lock5"]
-    expected = {
-        sc.name
-        for sc in SCENARIOS
-        if any(
-            lock5.expected(sc.name, sc.environment, i).value == "counterexample" for i in Invariant
-        )
-    }
-    assert set(failing) == expected
+    spoken = SCENARIOS_BY_NAME["cleanup-during-spoken"]
+    assert lock5.expected(spoken.name, spoken.environment, Invariant.REMOVED_AT_REST).value == (
+        "counterexample"
+    )
+    assert "cleanup-during-spoken" not in expected | set(failing)
+    assert set(failing) == expected | MODEL_GAPS
     assert {
         "stale-replacement",
         "server-item-during-replacement",
         "spoken-during-tool-push",
     } <= set(failing)
     for name, row in failing.items():
-        assert row["shortest"] == _model_trace("lock5", name), name
+        if name not in MODEL_GAPS:
+            assert row["shortest"] == _model_trace("lock5", name), name
     assert failing["spoken-during-tool-push"]["lost"] == ["out1", "spoken1"]
     assert failing["server-item-during-replacement"]["lost"] == ["call1"]
     # the stale copy also drops the user turn locally: a delete nobody meant, no disagreement
@@ -109,7 +148,9 @@ def test_every_catalog_interleaving_steps_with_the_model(version: str) -> None:
     wait, so the real code is in a state the model reaches after every stimulus."""
     report = release_report(version)
     for row in report["scenarios"]:
-        if row["applicable"]:
+        if row["scenario"] in MODEL_GAPS:
+            _assert_trim_undone(row)
+        elif row["applicable"]:
             assert all(s["divergence"] is None for s in row["sweep"]), row["scenario"]
 
 
@@ -131,3 +172,34 @@ def test_without_the_speech_turn_a_tool_push_leaves_the_model() -> None:
         assert sweep["stimuli"][0] == "call T1", sweep
         assert "T0.pc: model wait-" in sweep["divergence"]
         assert sweep["broken"] == [] and sweep["lost"] == []
+
+
+def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cause of the `trim-tool-output` gap, shown on the real code: with the
+    activity's `_on_remote_item_added` made a no-op, the installed release keeps
+    the trim and steps with the model in every interleaving; with it, it does not.
+    The normal tool-output path (a scenario outside the catalog) is undone alike."""
+    from proofs.adapters.livekit.check import check_scenario
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
+
+    version = installed_version()
+    if version not in RELEASES_BY_VERSION:
+        pytest.skip("livekit-agents is not installed")
+    from livekit.agents.voice.agent_activity import AgentActivity
+
+    release = RELEASES_BY_VERSION[version]
+    trim = SCENARIOS_BY_NAME["trim-tool-output"]
+    normal = Scenario(
+        name="trim-new-tool-output",
+        summary="an application trims a new tool output whose push is still under way",
+        calls=(Call("tool-outputs", adds=("out1",)), Call("replacement", drops=("out1",))),
+    )
+    _assert_trim_undone(check_scenario(release, trim))
+    undone = check_scenario(release, normal)
+    assert undone["model_broken"] == [] and undone["real_broken"] == [INV5]
+    assert undone["shortest"] == TRIM_SHORTEST
+    monkeypatch.setattr(AgentActivity, "_on_remote_item_added", lambda self, ev: None)
+    for case in (trim, normal):
+        row = check_scenario(release, case)
+        assert row["real_broken"] == [] and row["matches"] is True, case.name
+        assert row["stepped_with_model"] == row["sequences"] == 4, case.name
