@@ -272,6 +272,9 @@ _IDLE_BECAUSE = {
     "reconnects": "none of these session shapes has a reconnect of its own, so the option "
     "does not apply",
     "timeouts": "none of these session shapes waits for acks, so none can time out",
+    "stale-anchors": "every one of these session shapes puts an item announced after a "
+    "deleted one at the mirror's tail, as the server does, so the move changes nothing "
+    "(case 3's release before its fix drops it: ackguard verify --case livekit-agents-6964)",
 }
 
 

@@ -21,8 +21,10 @@ OPTIONS_MODELLED: frozenset[str] = frozenset(
     {"stale-copies", "server-items", "timeouts", "rejections"}
 )
 #: Options the engine leaves out where the cell's shape says they do not apply
-#: (`SessionShape.inert_options`): the model gives them no move for that shape.
-INERT_MODELLED: frozenset[str] = frozenset({"reconnects"})
+#: (`SessionShape.inert_options`): the model gives them no move for that shape (a
+#: reconnect of a session without one; an item announced after a deleted one where
+#: the mirror puts it at the tail, as the server does).
+INERT_MODELLED: frozenset[str] = frozenset({"reconnects", "stale-anchors"})
 #: Session kinds the actions are written for.
 SESSIONS_MODELLED: frozenset[SessionKind] = frozenset(
     {SessionKind.MIRROR_DIFF, SessionKind.THREE_WAY}
@@ -92,7 +94,12 @@ def coverage(cell: Cell) -> str:
     # changes no move of the model, so leaving it out is exact
     inert = {name for name, _ in cell.shape.inert_options()} & INERT_MODELLED
     unknown = [name for name in env.options if name not in OPTIONS_MODELLED | inert]
-    unknown += [f for f in _unread_fields(env, "Environment") if f not in inert]
+    # a field is spelt with underscores where its option has hyphens
+    unknown += [
+        f.replace("_", "-")
+        for f in _unread_fields(env, "Environment")
+        if f.replace("_", "-") not in inert
+    ]
     unknown = list(dict.fromkeys(unknown))  # an option and its field share a name
     if unknown:
         return f"the first-order model does not model environment option {', '.join(unknown)}"
