@@ -65,6 +65,9 @@ class WireEvent:
     answers: WireOp | None = None
     #: For an error: why (the real servers' text is free-form).
     reason: str = ""
+    #: For an error: the create was refused because the id is on the server already
+    #: (the model's `Event.duplicate`, which a session may treat apart).
+    duplicate: bool = False
 
 
 class AckClock:
@@ -191,7 +194,7 @@ class StandIn:
             self._place(op, len(ids))
             return
         if op.item in ids:
-            self._reject(op, f"item {op.item} already exists")
+            self._reject(op, f"item {op.item} already exists", duplicate=True)
             return
         if op.after is not None and op.after not in ids:
             if op.after in self.removed:
@@ -242,8 +245,10 @@ class StandIn:
         self.sent |= ids
         self.rebuilt |= ids & self.removed
 
-    def _reject(self, op: WireOp, reason: str) -> None:
-        event = WireEvent(EventKind.REJECTED, op.item, answers=op, reason=reason)
+    def _reject(self, op: WireOp, reason: str, duplicate: bool = False) -> None:
+        event = WireEvent(
+            EventKind.REJECTED, op.item, answers=op, reason=reason, duplicate=duplicate
+        )
         self.to_client.append(event)
 
     # -- the server's half of an Observation -------------------------------------------
@@ -278,7 +283,9 @@ class StandIn:
             task = None if event.answers is None else who(event.answers.origin)
             if event.kind is EventKind.REJECTED:
                 assert event.answers is not None
-                return EventView(event.kind, item, op=event.answers.kind, task=task)
+                return EventView(
+                    event.kind, item, op=event.answers.kind, task=task, duplicate=event.duplicate
+                )
             if event.kind is EventKind.DELETED:
                 return EventView(event.kind, item, task=task)
             return EventView(event.kind, item, anchor(event), task=task)
