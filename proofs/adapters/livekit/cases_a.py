@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from model import Config, MoveKind, OpKind
 from model.moves import fresh_id
 from model.scenarios import ItemKind
 from model.sites import RequestSource
-from proofs.adapters.livekit.releases import CACHE, ROOT, installed_version
+from proofs.adapters.livekit.releases import CACHE, ROOT, install_into, installed_version
 from proofs.engines.trace import Trace
 from proofs.errors import ReleaseUnavailable
 
@@ -200,25 +199,7 @@ def drive(start: dict[str, list[list[str]]], actions: list[Action]) -> dict[str,
 
 def ensure_before(cache: Path = CACHE) -> tuple[Path, float]:
     """Install livekit-agents 1.4.2 under the cache (once); its folder and the seconds."""
-    target = cache / BEFORE
-    marker = target / ".ackguard-complete"
-    wanted = "\n".join(BEFORE_REQUIREMENTS)
-    if marker.exists() and marker.read_text() == wanted:
-        return target, 0.0
-    started = time.perf_counter()
-    target.mkdir(parents=True, exist_ok=True)
-    command = [
-        *(sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
-        *("--no-deps", "--no-compile", "--upgrade", "--target", str(target)),
-        *BEFORE_REQUIREMENTS,
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ReleaseUnavailable(
-            f"pip could not install livekit-agents {BEFORE}: {result.stderr.strip()[-2000:]}"
-        )
-    marker.write_text(wanted)
-    return target, time.perf_counter() - started
+    return install_into(cache / BEFORE, BEFORE_REQUIREMENTS)
 
 
 def run(version: str, replays: list[tuple[Config, Trace]]) -> list[dict[str, Any]]:

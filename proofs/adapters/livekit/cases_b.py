@@ -47,6 +47,7 @@ from impl.gated_server import GatedConnection, GatedServer, is_item_event, is_it
 from impl.gated_server_anchor import add_after_deleted
 from model import Config, Move, MoveKind, State, initial_state, step
 from model.cases import CASES_BY_NAME, Case
+from proofs.adapters.livekit.releases import install_into
 from proofs.engines.casebook import config_of
 from proofs.engines.explore import explore
 from proofs.errors import ReleaseUnavailable, UnsupportedConfig
@@ -350,20 +351,8 @@ def replay_fix(fix_name: str) -> Replay:
 
 
 def ensure_release(version: str, cache: Path = CACHE) -> Path:
-    """Install `version` under the cache once (as `releases.ensure_release` does)."""
-    target = cache / version
-    marker = target / ".ackguard-complete"
-    requirements = REQUIREMENTS[version]
-    if marker.exists() and marker.read_text() == "\n".join(requirements):
-        return target
-    target.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    command += ["--no-deps", "--no-compile", "--upgrade", "--target", str(target), *requirements]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ReleaseUnavailable(f"pip could not install {version}: {result.stderr[-2000:]}")
-    marker.write_text("\n".join(requirements))
-    return target
+    """Install `version` under the cache once (`releases.install_into`)."""
+    return install_into(cache / version, REQUIREMENTS[version])[0]
 
 
 def run_release(version: str, fix_name: str) -> dict[str, Any]:

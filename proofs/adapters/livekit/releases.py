@@ -12,12 +12,14 @@ This module never imports livekit, so it can say what is installed first.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from attrs import frozen
@@ -74,33 +76,32 @@ def release_dir(version: str, cache: Path = CACHE) -> Path:
 
 def ensure_release(version: str, cache: Path = CACHE) -> tuple[Path, float]:
     """Install `version` under the cache (once); its folder and the seconds it took."""
-    release = RELEASES_BY_VERSION[version]
-    target = release_dir(version, cache)
+    return install_into(release_dir(version, cache), RELEASES_BY_VERSION[version].requirements)
+
+
+def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float]:
+    """`pip install --no-deps --target TARGET REQUIREMENTS`, once: a marker file names
+    what was installed, and a lock file keeps two test workers from installing into
+    the same folder at once (the second waits, then finds the marker)."""
+    wanted = "\n".join(requirements)
     marker = target / ".ackguard-complete"
-    if marker.exists() and marker.read_text() == "\n".join(release.requirements):
+    if marker.exists() and marker.read_text() == wanted:
         return target, 0.0
     started = time.perf_counter()
     target.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--no-compile",
-        "--upgrade",
-        "--target",
-        str(target),
-        *release.requirements,
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ReleaseUnavailable(
-            f"pip could not install livekit-agents {version}: {result.stderr.strip()[-2000:]}"
-        )
-    marker.write_text("\n".join(release.requirements))
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text() == wanted:
+            return target, time.perf_counter() - started
+        command = [sys.executable, "-m", "pip", "install", "--quiet"]
+        command += ["--disable-pip-version-check", "--no-deps", "--no-compile", "--upgrade"]
+        command += ["--target", str(target), *requirements]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise ReleaseUnavailable(
+                f"pip could not install {' '.join(requirements)}: {result.stderr.strip()[-2000:]}"
+            )
+        marker.write_text(wanted)
     return target, time.perf_counter() - started
 
 
