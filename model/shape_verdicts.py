@@ -1589,7 +1589,7 @@ _WHY_A_SPOKEN_BACK = "asst1, deleted by the cleanup, is created again by the spo
 _WHY_A_TRIM_MIRROR = "the trim's removal is dropped, yet the mirror is set to the trimmed request"
 
 SHAPE_FAILURES += (
-    ("lock3", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "model only"),
+    ("lock3", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "confirmed"),
     (
         "lock3",
         "cleanup-during-spoken",
@@ -1597,7 +1597,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1606,7 +1606,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1615,9 +1615,9 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "trim-tool-output", "removed-at-rest", (), "duplex", _WHY_A5_DROPPED, "model only"),
+    ("lock3", "trim-tool-output", "removed-at-rest", (), "duplex", _WHY_A5_DROPPED, "confirmed"),
     (
         "lock3",
         "cleanup-during-spoken",
@@ -1625,9 +1625,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock3", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock3",
         "cleanup-during-spoken",
@@ -1635,7 +1635,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1644,7 +1644,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1653,7 +1653,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1662,9 +1662,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("lock3", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "lock3",
         "cleanup-during-spoken",
@@ -1672,7 +1672,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1681,7 +1681,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock3",
@@ -1690,9 +1690,9 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
-    ("lock3", "trim-tool-output", "removed-at-rest", (), "gemini", _WHY_A5_DROPPED, "model only"),
+    ("lock3", "trim-tool-output", "removed-at-rest", (), "gemini", _WHY_A5_DROPPED, "confirmed"),
     (
         "lock3",
         "cleanup-during-spoken",
@@ -1756,7 +1756,7 @@ SHAPE_FAILURES += (
         _WHY_A5_REJECTED,
         "model only",
     ),
-    ("lock5", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "model only"),
+    ("lock5", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "confirmed"),
     (
         "lock5",
         "cleanup-during-spoken",
@@ -1764,7 +1764,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1773,7 +1773,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1782,9 +1782,9 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
-    ("lock5", "trim-tool-output", "removed-at-rest", (), "duplex", _WHY_A5_DROPPED, "model only"),
+    ("lock5", "trim-tool-output", "removed-at-rest", (), "duplex", _WHY_A5_DROPPED, "confirmed"),
     (
         "lock5",
         "cleanup-during-spoken",
@@ -1792,9 +1792,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
-    ("lock5", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("lock5", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "lock5",
         "cleanup-during-spoken",
@@ -1802,7 +1802,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1811,7 +1811,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1820,7 +1820,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1829,9 +1829,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
-    ("lock5", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("lock5", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "lock5",
         "cleanup-during-spoken",
@@ -1839,7 +1839,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1848,7 +1848,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5",
@@ -1857,9 +1857,9 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
-    ("lock5", "trim-tool-output", "removed-at-rest", (), "gemini", _WHY_A5_DROPPED, "model only"),
+    ("lock5", "trim-tool-output", "removed-at-rest", (), "gemini", _WHY_A5_DROPPED, "confirmed"),
     (
         "lock5",
         "cleanup-during-spoken",
@@ -1930,7 +1930,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1939,7 +1939,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1948,7 +1948,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1957,7 +1957,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1966,7 +1966,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1975,7 +1975,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1984,7 +1984,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY7,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -1993,7 +1993,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2002,7 +2002,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2011,7 +2011,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2020,7 +2020,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2029,7 +2029,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2038,7 +2038,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2047,7 +2047,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2056,7 +2056,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2065,7 +2065,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "lock5-hoisted",
@@ -2157,7 +2157,7 @@ SHAPE_FAILURES += (
         _WHY_A5_REJECTED,
         "model only",
     ),
-    ("unlocked", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "model only"),
+    ("unlocked", "cleanup-during-spoken", "mirror-true-at-rest", (), "duplex", _WHY4, "confirmed"),
     (
         "unlocked",
         "cleanup-during-spoken",
@@ -2165,7 +2165,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2174,7 +2174,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2183,7 +2183,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2192,7 +2192,7 @@ SHAPE_FAILURES += (
         (),
         "duplex",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2201,9 +2201,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY4,
-        "model only",
+        "confirmed",
     ),
-    ("unlocked", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "model only"),
+    ("unlocked", "cleanup-during-spoken", "nothing-twice", (), "duplex-await", _WHY7, "confirmed"),
     (
         "unlocked",
         "cleanup-during-spoken",
@@ -2211,7 +2211,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2220,7 +2220,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2229,7 +2229,7 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2238,9 +2238,9 @@ SHAPE_FAILURES += (
         (),
         "duplex-await",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
-    ("unlocked", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "model only"),
+    ("unlocked", "cleanup-during-spoken", "mirror-true-at-rest", (), "gemini", _WHY4, "confirmed"),
     (
         "unlocked",
         "cleanup-during-spoken",
@@ -2248,7 +2248,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2257,7 +2257,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2266,7 +2266,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A_TRIM_MIRROR,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
@@ -2275,7 +2275,7 @@ SHAPE_FAILURES += (
         (),
         "gemini",
         _WHY_A5_DROPPED,
-        "model only",
+        "confirmed",
     ),
     (
         "unlocked",
