@@ -41,7 +41,15 @@ from model.shapes import (
     SessionShape,
     WhileDisconnected,
 )
-from model.sites import SITES, SITES_BY_NAME, LocalUpdate, RequestSource, Site
+from model.sites import (
+    SITES,
+    SITES_BY_NAME,
+    LocalUpdate,
+    RequestSource,
+    Site,
+    SpeechTurn,
+    with_speech_turn,
+)
 from model.state import (
     REBUILD,
     Event,
@@ -122,6 +130,7 @@ __all__ = [
     "SessionLock",
     "SessionShape",
     "Site",
+    "SpeechTurn",
     "State",
     "Task",
     "Variant",
@@ -141,4 +150,5 @@ __all__ = [
     "step",
     "successors",
     "tombstones",
+    "with_speech_turn",
 ]

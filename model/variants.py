@@ -339,6 +339,48 @@ MOVED_BY_SPEECH_TURN: tuple[MovedVerdict, ...] = (
     MovedVerdict(
         "unlocked",
         "openai",
+        "cleanup-during-spoken",
+        _INV2,
+        "the cleanup holds the current speech across its push, so say() pushes after it "
+        "and its snapshot no longer has the never-played item to create again",
+        kept_by=("timeouts",),
+    ),
+    MovedVerdict(
+        "unlocked",
+        "openai",
+        "cleanup-during-spoken",
+        Invariant.REMOVED_AT_REST,
+        "the cleanup holds the current speech across its push, so say() pushes after it "
+        "and its snapshot no longer has the never-played item to create again",
+    ),
+    MovedVerdict(
+        "lock5",
+        "openai",
+        "cleanup-during-spoken",
+        _INV2,
+        "the cleanup holds the current speech across its push, so say() pushes after it "
+        "and its snapshot no longer has the never-played item to create again",
+        kept_by=("timeouts",),
+    ),
+    MovedVerdict(
+        "lock5",
+        "openai",
+        "cleanup-during-spoken",
+        Invariant.REMOVED_AT_REST,
+        "the cleanup holds the current speech across its push, so say() pushes after it "
+        "and its snapshot no longer has the never-played item to create again",
+    ),
+    MovedVerdict(
+        "unlocked",
+        "openai",
+        "cleanup-during-tool-push",
+        Invariant.REMOVED_AT_REST,
+        "the cleanup holds the current speech across its push, so the interrupted tool "
+        "generation's snapshot no longer has the never-played item to create again",
+    ),
+    MovedVerdict(
+        "unlocked",
+        "openai",
         "cleanup-during-tool-push",
         _INV2,
         "the cleanup holds the current speech across its push, so the interrupted tool "

@@ -18,7 +18,7 @@ import jsonschema
 import jsonschema.protocols
 from attrs import frozen
 
-from model import Call, LocalUpdate, RequestSource, Scenario, Site, Variant
+from model import Call, LocalUpdate, RequestSource, Scenario, Site, SpeechTurn, Variant
 from model.scenarios import validate
 from proofs.errors import SiteFileError
 
@@ -95,6 +95,7 @@ def load_sites(path: str) -> SiteSpec:
             request=RequestSource(record["request"]),
             local_update=LocalUpdate(record["local_update"]),
             source=record.get("source", ""),
+            speech=SpeechTurn(record.get("speech", SpeechTurn.NONE.value)),
         )
         sites.append(site)
         if record.get("locked", False):

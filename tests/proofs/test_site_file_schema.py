@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from model import LocalUpdate, RequestSource, Site
+from model import LocalUpdate, RequestSource, Site, SpeechTurn
 from proofs.cli import main
 from proofs.engines.site_file import load_sites, site_file_schema
 
@@ -49,6 +49,7 @@ def test_the_schema_knows_exactly_the_model_s_kinds_and_fields() -> None:
     # in the file with its `note` and skipped on load
     assert record["request"]["enum"] == [source.value for source in RequestSource] + ["unknown"]
     assert record["local_update"]["enum"] == [update.value for update in LocalUpdate]
+    assert record["speech"]["enum"] == [turn.value for turn in SpeechTurn]
     # every field of a model site, plus `locked`, which the model keeps in its variants
     assert set(record) == {field.name for field in Site.__attrs_attrs__} | {"locked", "note"}
 
