@@ -19,6 +19,7 @@ Nothing here imports livekit at module level.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -211,7 +212,15 @@ def run(version: str, replays: list[tuple[Config, Trace]]) -> list[dict[str, Any
         {"start": start, "actions": actions} for start, actions, _ in scripts
     ]
     if version == installed_version():
-        reports = [drive(r["start"], r["actions"]) for r in requests]
+        # the release's channels bind to the current event loop, and an earlier
+        # asyncio.run in this process leaves none: the replay gets one of its own
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            reports = [drive(r["start"], r["actions"]) for r in requests]
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
     elif version == BEFORE:
         target, _ = ensure_before()
         env = dict(os.environ)
