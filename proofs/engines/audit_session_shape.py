@@ -73,8 +73,14 @@ def _mirror_update(u: UpdateFacts, facts: SessionFacts) -> _Rule:
         if awaits
         else "; no await between the diff and this write"
     )
-    if sends:
+    # the model's values are about asyncio steps: a write with no await after the diff
+    # is in the step that sends, whatever line the send call is on (`MirrorUpdate`)
+    if sends and awaits:
         return "on-return", write.evidence(f"set after the send at {sends[0].where}") + yields
+    if sends:
+        return "at-send", write.evidence(
+            f"set after the send call at {sends[0].where}, in the same step"
+        ) + yields
     return "at-send", write.evidence("set before anything is sent") + yields
 
 

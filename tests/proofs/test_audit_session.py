@@ -52,8 +52,10 @@ FIELDS = (
 )
 
 EXPECTED = {
-    # providers.md's rows; on_reconnect read in the code (openai.py:985-1052,
-    # realtime_api.py:997-1038: both send the mirror on reconnect; the duplex class does not)
+    # providers.md's rows in the model's step terms (Gemini writes its mirror after the
+    # send call with no await between: the send's own step, at-send); on_reconnect read
+    # in the code (openai.py:985-1052, realtime_api.py:997-1038: both send the mirror on
+    # reconnect; the duplex class does not)
     "openai": (
         "on-events", "creates-and-deletes", "across-acks", "awaited", "as-events", "none",
         "rebuild-from-mirror",
@@ -62,7 +64,7 @@ EXPECTED = {
         "on-return", "creates-only", "none", "not-awaited", "by-session", "none", "none",
     ),
     "gemini": (
-        "on-return", "creates-only", "around-check", "not-awaited", "by-session", "kept-back",
+        "at-send", "creates-only", "around-check", "not-awaited", "by-session", "kept-back",
         "rebuild-from-mirror",
     ),
     "impl": (
@@ -438,3 +440,20 @@ def test_a_bad_provider_side_name_is_one_line_and_exit_2(
     assert main(["audit", str(IMPL), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "takes a Python name" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "record"), [("openai", "openai"), ("duplex", "duplex-await"), ("gemini", "gemini")]
+)
+def test_each_real_session_yields_its_catalog_record(
+    name: str, record: str, real: dict[str, InferredShape]
+) -> None:
+    """The audit infers the catalog's record of each real session, field by field (the
+    duplex class's append is awaited, so the code gives `duplex-await`: whether the
+    append yields is not in the adapter's code)."""
+    from model import SHAPES_BY_NAME
+
+    shape = SHAPES_BY_NAME[record]
+    assert real[name].session == {
+        field: getattr(shape, field).value for field in real[name].session
+    }
