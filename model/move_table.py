@@ -211,7 +211,8 @@ MOVES: dict[MoveKind, MoveSpec] = {
             gives=Channel.TO_SERVER,
             option="reconnects",
             summary="a new server session: the session rebuilds the server conversation "
-            "from its mirror and re-sends the ops it still awaits",
+            "from its mirror (at once, or emptying the mirror to refill it as the rebuild's "
+            "events arrive) and re-sends the ops its shape says",
         ),
         MoveSpec(
             MoveKind.MODEL_ANCHORS_ON_DELETED,
