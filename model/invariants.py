@@ -4,9 +4,10 @@
    acknowledged unless that push intends to remove it.
 2. Agreement at rest: when nothing is in flight, (a) every item the local
    context holds that was pushed (it reached the server, or the server refused
-   its create because the item it was to follow, or the function call it answers, was gone) or that was
-   never sent at all is on the server, and (b) no item a delete removed from
-   the server is back on it (by a create, or by a reconnect's rebuild).
+   its create because the item it was to follow, or the function call it
+   answers, was gone) or that was never sent at all is on the server, and (b)
+   no item a delete removed from the server is back on it (by a create, or by
+   a reconnect's rebuild).
 3. The mirror is true at rest: when nothing is in flight, the session's mirror
    holds exactly the server conversation's items.
 4. Nothing twice: no item id is ever on the server conversation twice.
