@@ -45,14 +45,12 @@ from model import (
     SessionShape,
     Site,
     Variant,
-    Verdict,
     parse_environment,
 )
 from model.cases import Case, Expected, Fix
 from model.scenarios import validate
 from proofs.engines import casebook
 from proofs.engines.casebook import CaseVerdict
-from proofs.engines.explore import explore
 from proofs.engines.site_file import error_order, explain, read_json
 from proofs.errors import CaseFileError, SiteFileError
 
@@ -105,11 +103,11 @@ class CaseRecord:
         )
 
     def judge_fix(self, fix: Fix) -> tuple[CaseVerdict, ...]:
-        """Every cell of one configuration; `casebook.judge_fix` unless the record adds
-        sites, which that function's configurations do not carry."""
+        """Every cell of one configuration: `casebook.judge_fix`, with the record's own
+        sites and variants in each cell's configuration where it has any."""
         if not self.sites and not self.variants:
             return casebook.judge_fix(self.case, fix)
-        return _judge_with_sites(self, fix)
+        return casebook.judge_fix(self.case, fix, self.config)
 
     def judge(self) -> tuple[CaseVerdict, ...]:
         """Every cell of every configuration: `casebook.judge` itself (and whatever it
@@ -117,32 +115,6 @@ class CaseRecord:
         if not self.sites and not self.variants:
             return casebook.judge(self.case)
         return tuple(row for fix in self.case.configurations for row in self.judge_fix(fix))
-
-
-def _judge_with_sites(record: CaseRecord, fix: Fix) -> tuple[CaseVerdict, ...]:
-    """`casebook.judge_fix`, with the record's sites in every configuration."""
-    case = record.case
-    rows: list[CaseVerdict] = []
-    for environment in case.environments:
-        exploration = explore(record.config(fix, environment), case.invariants)
-        for finding in exploration.findings:
-            failing = fix.expects_failure(finding.invariant, environment)
-            rows.append(
-                CaseVerdict(
-                    case=case.name,
-                    fix=fix.name,
-                    invariant=finding.invariant,
-                    environment=environment,
-                    verdict=finding.verdict,
-                    expected=Verdict.COUNTEREXAMPLE if failing else Verdict.HOLDS,
-                    scope=f"the case's scenario, every depth ({exploration.states} states)",
-                    states=exploration.states,
-                    seconds=exploration.seconds,
-                    violation=finding.violation,
-                    trace=finding.trace,
-                )
-            )
-    return tuple(rows)
 
 
 # -- the schema -------------------------------------------------------------------

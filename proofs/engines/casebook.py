@@ -9,6 +9,8 @@ closes less than its record says, or more, shows as a mismatch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from attrs import frozen
 
 from model import VARIANTS_BY_NAME, Config, Environment, Invariant, Verdict, Violation
@@ -51,11 +53,20 @@ def config_of(case: Case, fix: Fix, environment: Environment) -> Config:
     )
 
 
-def judge_fix(case: Case, fix: Fix) -> tuple[CaseVerdict, ...]:
-    """Every (invariant, environment) cell of one configuration of `case`."""
+#: How a (fix, environment) cell becomes a model configuration.
+Configure = Callable[[Fix, Environment], Config]
+
+
+def judge_fix(case: Case, fix: Fix, configure: Configure | None = None) -> tuple[CaseVerdict, ...]:
+    """Every (invariant, environment) cell of one configuration of `case`; `configure`
+    builds each cell's model configuration (default `config_of`; a case file adds its
+    own sites and variants that way)."""
     rows: list[CaseVerdict] = []
     for environment in case.environments:
-        exploration = explore(config_of(case, fix, environment), case.invariants)
+        config = (
+            config_of(case, fix, environment) if configure is None else configure(fix, environment)
+        )
+        exploration = explore(config, case.invariants)
         for finding in exploration.findings:
             expected = (
                 Verdict.COUNTEREXAMPLE

@@ -40,10 +40,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from impl.gated_server import Call, GatedConnection, GatedServer, Message, Response, is_item_op
-from model import INTERNAL_MOVES, Config, EventKind, Move, OpKind
+from model import Config, EventKind, Move, OpKind
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
-from proofs.adapters.livekit.replay import Outcome, _outcome
+from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck
 from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
 from proofs.engines.conformance.follow import Follow
@@ -437,16 +437,8 @@ def run_plugin(
 
     `build` is the adapter class (a test passes a mutant of it)."""
     session = PluginFollow(config, build)
-    stuck: str | None = None
     try:
-        for move in stimuli:
-            if move.kind in INTERNAL_MOVES:
-                continue
-            try:
-                session.give(move)
-            except (IndexError, LookupError) as error:
-                stuck = f"{move.label()}: the real code cannot take it ({error!r})"
-                break
+        stuck = give_until_stuck(session, stimuli)
         if drain:
             session.drain(session.adapter.in_flight)
         return _outcome(session, stuck)  # type: ignore[arg-type]

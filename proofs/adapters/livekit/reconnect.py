@@ -29,8 +29,9 @@ from typing import Any
 
 from attrs import frozen
 
-from model import INTERNAL_MOVES, Config, Invariant, Move, MoveKind
+from model import Config, Invariant, Move, MoveKind
 from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
+from proofs.adapters.livekit.replay import give_until_stuck
 
 __all__ = ["ReconnectAdapter", "ReconnectOutcome", "run_reconnects"]
 
@@ -168,16 +169,8 @@ def run_reconnects(
 ) -> ReconnectOutcome:
     """Give the real plugin `stimuli`, reconnect moves included, then drain."""
     session = _Follow(config, ReconnectAdapter)
-    stuck: str | None = None
     try:
-        for move in stimuli:
-            if move.kind in INTERNAL_MOVES:
-                continue
-            try:
-                session.give(move)
-            except (IndexError, LookupError) as error:
-                stuck = f"{move.label()}: the real code cannot take it ({error!r})"
-                break
+        stuck = give_until_stuck(session, stimuli)
         if drain:
             session.drain(session.adapter.in_flight)
         return _outcome(session, stuck)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Protocol
 
 from attrs import frozen
 
@@ -99,19 +100,28 @@ def _outcome(session: Follow[LivekitAdapter], stuck: str | None) -> Outcome:
     )
 
 
+class _Gives(Protocol):
+    def give(self, move: Move) -> None: ...
+
+
+def give_until_stuck(session: _Gives, stimuli: Iterable[Move]) -> str | None:
+    """Give the real code each stimulus (internal moves are skipped) until it cannot
+    take one: what stopped it, or None when it took them all."""
+    for move in stimuli:
+        if move.kind in INTERNAL_MOVES:
+            continue
+        try:
+            session.give(move)
+        except (IndexError, LookupError) as error:
+            return f"{move.label()}: the real code cannot take it ({error!r})"
+    return None
+
+
 def run(config: Config, stimuli: Iterable[Move], *, drain: bool = True) -> Outcome:
     """Give the real code `stimuli` (internal moves are skipped), then drain."""
     session = Follow(config, LivekitAdapter)
-    stuck: str | None = None
     try:
-        for move in stimuli:
-            if move.kind in INTERNAL_MOVES:
-                continue
-            try:
-                session.give(move)
-            except (IndexError, LookupError) as error:
-                stuck = f"{move.label()}: the real code cannot take it ({error!r})"
-                break
+        stuck = give_until_stuck(session, stimuli)
         if drain:
             server = session.adapter.server
             session.drain(lambda: (bool(server.to_server), bool(server.to_client)))
