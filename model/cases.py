@@ -282,6 +282,40 @@ CASE_4876 = Case(
                 Expected(_AGREE, _SERVER, "left open: call1, deleted in that window, stays lost"),
             ),
         ),
+        # the two below close case 1's window with #4960's withheld deletes, so that what
+        # is left is this report's mechanism alone: the fresh id fails, the server's holds
+        Fix(
+            name="before+pr-4960",
+            summary="1.4.2 with case 1's window closed (#4960's withheld deletes): the "
+            "fresh id alone",
+            variant="unlocked",
+            shape=evolve(
+                OPENAI_142,
+                name="openai-1.4.2-withheld",
+                withheld_deletes=(Withheld.UNLEARNED_CALLS,),
+            ),
+            link="https://github.com/livekit/agents/pull/4960",
+            status="proposal",
+            fails=(
+                Expected(
+                    _NO_DELETE,
+                    _SERVER,
+                    "once the agent learns the call as call1-local, its push deletes call1",
+                ),
+            ),
+        ),
+        Fix(
+            name="pr-4876+pr-4960",
+            summary="the server's id and #4960's withheld deletes: nothing left to lose here",
+            variant="unlocked",
+            shape=evolve(
+                OPENAI_144,
+                name="openai-1.4.4-withheld",
+                withheld_deletes=(Withheld.UNLEARNED_CALLS,),
+            ),
+            link="https://github.com/livekit/agents/pull/4876",
+            status="proposal",
+        ),
     ),
     invariants=_INV,
     environments=(_SERVER,),
