@@ -750,8 +750,9 @@ def _model_creates(state: State, item: str, anchor: str | None = None) -> State:
 def _placeholder(state: State, config: Config, event: Event) -> State:
     """The agent's handler of an announced item (`RemoteItemAdded.APPENDED_AFTER_LAST`):
     the live local context gets the item when it lacks it and the item has no
-    anchor or its anchor is the context's last item. A replacement bound to the live object (`Task.bound_to_local`)
-    reads it at its diff, as the real `update_chat_ctx` pushes that object."""
+    anchor or its anchor is the context's last item. A replacement bound to the
+    live object (`Task.bound_to_local`) reads it at its diff, as the real
+    `update_chat_ctx` pushes that object."""
     if config.shape.remote_item_added is not RemoteItemAdded.APPENDED_AFTER_LAST:
         return state
     local = state.local

@@ -7,8 +7,8 @@ from __future__ import annotations
 import attrs
 
 from model import INTERNAL_MOVES, Config, Invariant
-from model.moves import Move, initial_state, step
 from model.move_table import MoveKind
+from model.moves import Move, initial_state, step
 from model.scenarios import SCENARIOS_BY_NAME
 from model.shapes import SHAPES_BY_NAME, RemoteItemAdded
 from model.variants import VARIANTS_BY_NAME
@@ -56,3 +56,17 @@ def test_the_placeholder_reaches_the_waiting_replacement() -> None:
 def test_the_compact_encoding_refuses_it() -> None:
     assert unsupported(_config(False)) is None
     assert unsupported(_config(True)) is not None
+
+
+def test_the_handler_alone_hides_a_real_loss() -> None:
+    """Why the livekit release records do not have the field yet: without livekit's
+    local-only config-update item at the end of the start's local context, the
+    handler appends the model's own function call where the real one never does,
+    so the replacement keeps it and the real loss of `server-item-during-replacement`
+    (invariant 1 under lock5) disappears from the model."""
+    scenario = SCENARIOS_BY_NAME["server-item-during-replacement"]
+    lock5 = VARIANTS_BY_NAME["lock5"]
+    plain = Config(lock5, scenario, scenario.environment, shape=OPENAI)
+    handler = Config(lock5, scenario, scenario.environment, shape=HANDLER)
+    assert explore(plain).finding(Invariant.NO_UNINTENDED_DELETE).trace is not None
+    assert explore(handler).finding(Invariant.NO_UNINTENDED_DELETE).trace is None
