@@ -30,6 +30,7 @@ from model.shapes import (
     ReconnectLock,
     ReconnectMirror,
     ReconnectResends,
+    RemoteItemAdded,
     SessionShape,
     UnknownAnchor,
     WhileDisconnected,
@@ -746,6 +747,21 @@ def _model_creates(state: State, item: str, anchor: str | None = None) -> State:
     )
 
 
+def _placeholder(state: State, config: Config, event: Event) -> State:
+    """The agent's handler of an announced item (`RemoteItemAdded.APPENDED_AFTER_LAST`):
+    the live local context gets the item when it lacks it and the item has no
+    anchor or its anchor is the context's last item. A replacement bound to the
+    live object (`Task.bound_to_local`) reads it at its diff, as the real
+    `update_chat_ctx` pushes that object."""
+    if config.shape.remote_item_added is not RemoteItemAdded.APPENDED_AFTER_LAST:
+        return state
+    local = state.local
+    last = local[-1] if local else None
+    if event.item in local or (event.after is not None and event.after != last):
+        return state
+    return evolve(state, local=(*local, event.item))
+
+
 def _client_apply(state: State, config: Config) -> State:
     """The session applies the next event to its mirror (where the shape's mirror
     follows events, or its own handlers take the model's items) and resolves the
@@ -767,6 +783,7 @@ def _client_apply(state: State, config: Config) -> State:
             if event.item not in mirror and not dropped:
                 mirror = insert_after(mirror, event.item, event.after)
             state = evolve(state, mirror=mirror, acked=state.acked | {event.item})
+        state = _placeholder(state, config, event)
         key = (OpKind.CREATE, event.item)
     elif event.kind is EventKind.DELETED:
         if on_events:

@@ -196,6 +196,20 @@ class DuplicateRejection(enum.Enum):
     LEFT_WAITING = "left-waiting"
 
 
+class RemoteItemAdded(enum.Enum):
+    """What the agent does locally with an item the session announces as added
+    (livekit's `AgentActivity._on_remote_item_added`, fed by the session's
+    `remote_item_added` event)."""
+
+    #: Nothing: the local context hears of a server item only through its own moves.
+    IGNORED = "ignored"
+    #: Appended to the live local context object when that object lacks the item
+    #: and the item's anchor is its last item (the handler's placeholder), for the
+    #: items a push created as for the model's own. A replacement whose copy is
+    #: the live object and still waits to diff reads the appended item.
+    APPENDED_AFTER_LAST = "appended-after-last"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -228,6 +242,8 @@ class SessionShape:
     withheld_deletes: tuple[Withheld, ...] = ()
     #: Under which id a model-created function call reaches the local context.
     call_ids: CallIds = CallIds.SERVER
+    #: What the agent's handler does with an announced item (`RemoteItemAdded`).
+    remote_item_added: RemoteItemAdded = RemoteItemAdded.IGNORED
 
     @property
     def locks_across_acks(self) -> bool:

@@ -50,7 +50,13 @@ from model import (
     no_unintended_delete,
 )
 from model.move_table import MOVES
-from model.shapes import CallIds, DuplicateRejection, OrphanOutputs, UnknownAnchor
+from model.shapes import (
+    CallIds,
+    DuplicateRejection,
+    OrphanOutputs,
+    RemoteItemAdded,
+    UnknownAnchor,
+)
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -233,6 +239,8 @@ def unsupported(config: Config) -> str | None:
         return "the compact encoding places an item with an unknown anchor at the tail only"
     if shape.duplicate_rejection is not DuplicateRejection.SETTLES:
         return "the compact encoding has every refusal settle its waiter"
+    if shape.remote_item_added is not RemoteItemAdded.IGNORED:
+        return "the compact encoding has no handler that writes announced items locally"
     if config.reconnects():
         return "the compact encoding has no reconnect"
     if shape.orphan_outputs is not OrphanOutputs.UNCHECKED:
