@@ -15,6 +15,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -77,8 +78,17 @@ def context(preload: Sequence[str]) -> multiprocessing.context.BaseContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(preload))
+    # A console script (`ackguard`) is run again as each child's main module, which
+    # imports what the parent had imported, once per job (Python 3.11's fork server
+    # is not given the main path to preload it). Preloading the parent's own modules
+    # pays that once: `ackguard verify` took 30 s against 8 s for `python -m`.
+    own = sorted(name for name in sys.modules if name.partition(".")[0] in _OWN_PACKAGES)
+    ctx.set_forkserver_preload([*preload, *own])
     return ctx
+
+
+#: The packages whose modules a fork server preloads for its children.
+_OWN_PACKAGES = frozenset({"model", "impl", "proofs"})
 
 
 class Jobs:
