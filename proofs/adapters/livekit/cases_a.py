@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -32,7 +30,12 @@ from model import Config, MoveKind, OpKind
 from model.moves import fresh_id
 from model.scenarios import ItemKind
 from model.sites import RequestSource
-from proofs.adapters.livekit.releases import CACHE, ROOT, install_into, installed_version
+from proofs.adapters.livekit.releases import (
+    CACHE,
+    install_into,
+    installed_version,
+    run_module,
+)
 from proofs.engines.trace import Trace
 from proofs.errors import ReleaseUnavailable
 
@@ -223,17 +226,7 @@ def run(version: str, replays: list[tuple[Config, Trace]]) -> list[dict[str, Any
             loop.close()
     elif version == BEFORE:
         target, _ = ensure_before()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(target), str(ROOT), env.get("PYTHONPATH", "")])
-        result = subprocess.run(
-            [sys.executable, "-m", "proofs.adapters.livekit.cases_a"],
-            input=json.dumps(requests),
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-            cwd=ROOT,
-        )
+        result = run_module(target, ["proofs.adapters.livekit.cases_a"], json.dumps(requests))
         if result.returncode != 0:
             raise ReleaseUnavailable(
                 f"the livekit-agents {version} replay failed: {result.stderr.strip()[-3000:]}"

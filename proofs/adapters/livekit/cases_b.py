@@ -33,9 +33,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,7 +44,7 @@ from impl.gated_server import GatedConnection, GatedServer, is_item_event, is_it
 from impl.gated_server_anchor import add_after_deleted
 from model import Config, Move, MoveKind, State, initial_state, step
 from model.cases import CASES_BY_NAME, Case
-from proofs.adapters.livekit.releases import install_into
+from proofs.adapters.livekit.releases import install_into, run_module
 from proofs.engines.casebook import config_of
 from proofs.engines.explore import explore
 from proofs.errors import ReleaseUnavailable, UnsupportedConfig
@@ -357,16 +354,8 @@ def ensure_release(version: str, cache: Path = CACHE) -> Path:
 
 def run_release(version: str, fix_name: str) -> dict[str, Any]:
     """`replay_fix(fix_name)` against release `version`, in a subprocess."""
-    env = dict(os.environ)
-    paths = [str(ensure_release(version)), str(ROOT)]
-    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    result = subprocess.run(
-        [sys.executable, "-m", "proofs.adapters.livekit.cases_b", "--fix", fix_name],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        cwd=ROOT,
+    result = run_module(
+        ensure_release(version), ["proofs.adapters.livekit.cases_b", "--fix", fix_name]
     )
     if result.returncode != 0:
         raise ReleaseUnavailable(

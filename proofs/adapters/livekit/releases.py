@@ -105,28 +105,35 @@ def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float
     return target, time.perf_counter() - started
 
 
-def run_release(version: str, args: list[str], cache: Path = CACHE) -> dict[str, object]:
-    """Run `python -m proofs.cli.livekit_release --json ARGS` against release `version`.
-
-    The installed release runs in a subprocess too when asked for here, so that
-    both releases are reported the same way.
-    """
+def run_module(
+    release: Path | None, argv: Sequence[str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ARGV` in a subprocess with the release installed at `release` first
+    on its path (None: the installed one), ackguard's tree after it; output captured."""
     env = dict(os.environ)
-    paths = [str(ROOT)]
-    if installed_version() != version:
-        target, _ = ensure_release(version, cache)
-        paths.insert(0, str(target))
+    paths = [str(ROOT)] if release is None else [str(release), str(ROOT)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    result = subprocess.run(
-        [sys.executable, "-m", "proofs.cli.livekit_release", "--json", *args],
+    return subprocess.run(
+        [sys.executable, "-m", *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         env=env,
         check=False,
         cwd=ROOT,
     )
+
+
+def run_release(version: str, args: list[str], cache: Path = CACHE) -> dict[str, object]:
+    """Run `python -m proofs.cli.livekit_release --json ARGS` against release `version`.
+
+    The installed release runs in a subprocess too when asked for here, so that
+    both releases are reported the same way.
+    """
+    target = None if installed_version() == version else ensure_release(version, cache)[0]
+    result = run_module(target, ["proofs.cli.livekit_release", "--json", *args])
     if result.returncode not in (0, 1):
         raise ReleaseUnavailable(
             f"the livekit-agents {version} run failed ({result.returncode}): "
