@@ -61,6 +61,9 @@ class Fix:
     release: str = ""
     #: The cells expected to fail; any other cell is expected to hold.
     fails: tuple[Expected, ...] = ()
+    #: What the real release did with the case's counterexample, and the test that
+    #: shows it (empty: not run on real code).
+    confirmed: str = ""
 
     def expects_failure(self, invariant: Invariant, environment: Environment) -> bool:
         """Whether the record expects (invariant, environment) to fail: a failure
@@ -173,6 +176,10 @@ CASE_4960 = Case(
     ),
     before=Fix(
         name="before",
+        confirmed=(
+            "livekit-agents 1.4.2's own mirror, function-call handler and diff send the "
+            "model's ops: the delete of call1 (tests/livekit/test_cases_real_a.py)"
+        ),
         summary="livekit 1.4.2: every removal of a non-empty item is sent",
         variant="unlocked",
         shape=OPENAI_142,
@@ -249,6 +256,10 @@ CASE_4876 = Case(
     ),
     before=Fix(
         name="before",
+        confirmed=(
+            "livekit-agents 1.4.2 deletes call1 and creates it again under a fresh id "
+            "(tests/livekit/test_cases_real_a.py)"
+        ),
         summary="livekit 1.4.2: the call reaches the agent under a fresh id",
         variant="unlocked",
         shape=OPENAI_142,
@@ -266,6 +277,10 @@ CASE_4876 = Case(
     fixes=(
         Fix(
             name="pr-4876",
+            confirmed=(
+                "livekit-agents 1.8.9, a later release with the fix: the call keeps its id "
+                "and the push sends nothing (tests/livekit/test_cases_real_a.py)"
+            ),
             summary="the function call keeps the server's item id",
             variant="unlocked",
             shape=OPENAI_144,
@@ -343,6 +358,10 @@ CASE_5886 = Case(
     ),
     before=Fix(
         name="before",
+        confirmed=(
+            "livekit-agents 1.4.2 sends no delete for the trimmed empty user turn "
+            "(tests/livekit/test_cases_real_a.py)"
+        ),
         summary="livekit 1.4.2: deletes of empty messages are skipped",
         variant="unlocked",
         shape=OPENAI_142,
@@ -352,6 +371,10 @@ CASE_5886 = Case(
     fixes=(
         Fix(
             name="pr-5887",
+            confirmed=(
+                "livekit-agents 1.8.9, a later release with the fix, sends the delete "
+                "(tests/livekit/test_cases_real_a.py)"
+            ),
             summary="delete what the application trimmed, even with empty content",
             variant="unlocked",
             shape=OPENAI_5887,
@@ -433,6 +456,11 @@ CASE_6964 = Case(
     scenario=SCENARIO_6964,
     before=Fix(
         name="before",
+        confirmed=(
+            "livekit-plugins-openai 1.6.8 over the gated socket, move by move: the mirror "
+            "lacks asst1, the duplicate refusal arrives, the push still waits "
+            "(tests/livekit/test_cases_real_b.py)"
+        ),
         summary="the item is dropped; no refusal reaches any waiter",
         variant="unlocked",
         shape=_openai(
@@ -452,6 +480,10 @@ CASE_6964 = Case(
     fixes=(
         Fix(
             name="pr-6729",
+            confirmed=(
+                "livekit-plugins-openai 1.6.9: the mirror still lacks asst1; the refusal ends "
+                "the push's wait (tests/livekit/test_cases_real_b.py)"
+            ),
             summary="a refusal fails its own waiter by event id (as an error); the item is "
             "still dropped",
             variant="unlocked",
@@ -465,6 +497,10 @@ CASE_6964 = Case(
         ),
         Fix(
             name="pr-6964",
+            confirmed=(
+                "livekit-plugins-openai 1.7.1 and 1.8.9: nothing lost, the mirror in the "
+                "server's order (tests/livekit/test_cases_real_b.py)"
+            ),
             summary="the item goes at the mirror's tail; a duplicate refusal settles as done",
             variant="unlocked",
             shape=_openai("openai-1.7.1", "1.7.1", UnknownAnchor.TAIL, DuplicateRejection.SETTLES),
@@ -588,6 +624,11 @@ CASE_AGENTS_JS_1843 = Case(
         ),
         Fix(
             name="python",
+            confirmed=(
+                "livekit-agents 1.8.9's plugin over the gated socket: its rebuild re-creates the "
+                "function call, and a second drop inside the rebuild window loses msg0 "
+                "(tests/livekit/test_reconnect_real.py)"
+            ),
             summary="the Python SDK as released (livekit-agents 1.8.9): the rebuild keeps "
             "function calls, so no output is orphaned",
             variant="lock5",

@@ -308,6 +308,7 @@ def _configuration_line(fix: Fix) -> str:
     if fix.link:
         parts.append(f"<{fix.link}>")
     parts.append(f"release {fix.release}" if fix.release else "no release")
+    parts.append(f"on the real code: {fix.confirmed}" if fix.confirmed else "not run on real code")
     return "; ".join(parts)
 
 

@@ -56,3 +56,39 @@ def test_the_release_after_the_fix_does_not(after: dict[str, Any]) -> None:
     # the fixed mirror holds asst1, so the second push sends nothing to be refused
     assert after["skipped"] == ["server-apply T1 asst1", "client-apply T1 asst1"]
     assert after["waiting"] == [] and after["errors"] == []
+
+
+@pytest.fixture(scope="module")
+def first_fixed() -> dict[str, dict[str, Any]]:
+    """The before trace on the first release with each fix, beside that fix's model."""
+    from proofs.adapters.livekit.cases_b import run_release
+    from proofs.errors import ReleaseUnavailable
+
+    _installed()
+    try:
+        return {"1.6.9": run_release("1.6.9", "pr-6729"), "1.7.1": run_release("1.7.1", "pr-6964")}
+    except ReleaseUnavailable as error:
+        _unavailable(str(error))
+        raise
+
+
+def test_the_first_release_with_6729_settles_the_refusal_but_still_drops_the_item(
+    first_fixed: dict[str, dict[str, Any]],
+) -> None:
+    """pr-6729's record: invariant 6 closed, invariant 3 left open; so does 1.6.9."""
+    replay = first_fixed["1.6.9"]
+    assert replay["release"] == "1.6.9" and replay["agrees"] is True
+    last = replay["steps"][-1]
+    assert "asst1" in last["server"] and "asst1" not in last["mirror"]  # invariant 3
+    assert replay["errors"] == ["item_create_duplicate_item_id"]
+    assert replay["waiting"] == []  # the refusal ended the push's wait: invariant 6 holds
+
+
+def test_the_first_release_with_6964_loses_nothing(
+    first_fixed: dict[str, dict[str, Any]],
+) -> None:
+    replay = first_fixed["1.7.1"]
+    assert replay["release"] == "1.7.1" and replay["agrees"] is True
+    last = replay["steps"][-1]
+    assert last["mirror"] == last["server"] == ["msg0", "asst1"]
+    assert replay["waiting"] == [] and replay["errors"] == []

@@ -62,6 +62,21 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
         "httpx==0.28.1",
         "httpcore==1.0.9",
     ),
+    # the first releases with livekit/agents #6729 (refusals settle) and #6964 (tail)
+    "1.6.9": (
+        "livekit-agents==1.6.9",
+        "livekit==1.1.14",
+        "livekit-plugins-openai==1.6.9",
+        "httpx==0.28.1",
+        "httpcore==1.0.9",
+    ),
+    "1.7.1": (
+        "livekit-agents==1.7.1",
+        "livekit==1.1.15",
+        "livekit-plugins-openai==1.7.1",
+        "httpx==0.28.1",
+        "httpcore==1.0.9",
+    ),
 }
 
 
