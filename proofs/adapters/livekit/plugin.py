@@ -43,7 +43,7 @@ from impl.gated_server import Call, GatedConnection, GatedServer, Message, Respo
 from model import Config, EventKind, Move, OpKind
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
-from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck
+from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck, quiet_close
 from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
 from proofs.engines.conformance.follow import Follow
@@ -443,10 +443,4 @@ def run_plugin(
             session.drain(session.adapter.in_flight)
         return _outcome(session, stuck)  # type: ignore[arg-type]
     finally:
-        logger = logging.getLogger("livekit")
-        level = logger.level
-        logger.setLevel(logging.CRITICAL)
-        try:
-            session.close()
-        finally:
-            logger.setLevel(level)
+        quiet_close(session)

@@ -31,7 +31,7 @@ from attrs import frozen
 
 from model import Config, Invariant, Move, MoveKind
 from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
-from proofs.adapters.livekit.replay import give_until_stuck
+from proofs.adapters.livekit.replay import give_until_stuck, quiet_close
 
 __all__ = ["ReconnectAdapter", "ReconnectOutcome", "run_reconnects"]
 
@@ -175,13 +175,7 @@ def run_reconnects(
             session.drain(session.adapter.in_flight)
         return _outcome(session, stuck)
     finally:
-        logger = logging.getLogger("livekit")
-        level = logger.level
-        logger.setLevel(logging.CRITICAL)
-        try:
-            session.close()
-        finally:
-            logger.setLevel(level)
+        quiet_close(session)
 
 
 def shortest_with_drops(

@@ -127,10 +127,15 @@ def run(config: Config, stimuli: Iterable[Move], *, drain: bool = True) -> Outco
             session.drain(lambda: (bool(server.to_server), bool(server.to_client)))
         return _outcome(session, stuck)
     finally:
-        _quiet_close(session)
+        quiet_close(session)
 
 
-def _quiet_close(session: Follow[LivekitAdapter]) -> None:
+class _Closes(Protocol):
+    def close(self) -> None: ...
+
+
+def quiet_close(session: _Closes) -> None:
+    """Close a run with livekit's own logging silenced (its tasks log as they end)."""
     logger = logging.getLogger("livekit")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
