@@ -25,8 +25,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from attrs import evolve
+
 from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, Call
+from model.shapes import SHAPES_BY_NAME, SessionShape
 from model.sites import with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.releases import (
@@ -116,14 +119,29 @@ def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]
     return data
 
 
+def release_shape(variant: str) -> SessionShape:
+    """The provider session of a livekit release's model: the variant's own shape
+    (livekit's OpenAI session), with the facts of the released plugin that the
+    catalog's record leaves off, one `evolve` field per fact."""
+    shape = SHAPES_BY_NAME[VARIANTS_BY_NAME[variant].shape]
+    return evolve(shape)
+
+
 def release_config(
     variant: str, scenario: Scenario, environment: Environment, speech_turn: bool = True
 ) -> Config:
     """The model of a livekit release: `variant` on the site records with livekit's
-    speech turn (`model.sites.with_speech_turn`), the scheduler both releases have;
-    `speech_turn=False` gives the catalog's records, which wait for no turn."""
+    speech turn (`model.sites.with_speech_turn`), the scheduler both releases have,
+    and its session (`release_shape`); `speech_turn=False` gives the catalog's
+    records, which wait for no turn."""
     extra = with_speech_turn() if speech_turn else ()
-    return Config(VARIANTS_BY_NAME[variant], scenario, environment, extra_sites=extra)
+    return Config(
+        VARIANTS_BY_NAME[variant],
+        scenario,
+        environment,
+        extra_sites=extra,
+        shape=release_shape(variant),
+    )
 
 
 def with_options(environment: Environment, options: Iterable[str]) -> Environment:
