@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 
@@ -167,3 +169,30 @@ def test_z3_counterexamples_are_the_same_bug_in_the_implementation(
             result.invariant
         ]
         assert (found.item, found.site) == (result.violation.item, result.violation.site)
+
+
+def test_a_break_beyond_the_depth_counts_only_through_its_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--depth 6` cannot reach unlocked's 8-stimulus loss of agreement at rest:
+    the explorer trace replayed in the implementation is what shows it (the cell
+    used to report it missed), and a replay that does not reproduce it is missed."""
+    from proofs.engines.conformance import run
+
+    config = own(VARIANTS_BY_NAME["unlocked"], SCENARIOS_BY_NAME["overlapping-push"])
+    report = check_cell(config, impl_adapter, depth=6)
+    assert Invariant.AGREEMENT_AT_REST not in report.exhaustion.violations
+    assert report.as_expected and not report.missed
+
+    replay = run.replay_trace
+
+    def unreproduced(*args: Any, **kwargs: Any) -> run.TraceReplay:
+        got = replay(*args, **kwargs)
+        if got.invariant is Invariant.AGREEMENT_AT_REST:
+            return attrs.evolve(got, reproduced=False, found=None)
+        return got
+
+    monkeypatch.setattr(run, "replay_trace", unreproduced)
+    report = check_cell(config, impl_adapter, depth=6)
+    assert report.missed == (Invariant.AGREEMENT_AT_REST,)
+    assert not report.as_expected

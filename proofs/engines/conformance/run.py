@@ -126,11 +126,14 @@ def check_cell(config: Config, factory: AdapterFactory, depth: int = DEFAULT_DEP
         )
     reproduced = {trace.invariant for trace in traces if trace.reproduced}
     # a break that needs a burst (a race at an await the model has and single
-    # stimuli cannot interleave, as an append that yields) shows in the replay only;
-    # one that single stimuli reach must be found by the exhaustive run itself
+    # stimuli cannot interleave, as an append that yields) or more stimuli than
+    # `depth` shows in the replay only; one that single stimuli reach within the
+    # depth must be found by the exhaustive run itself
     broken = dict(exhaustion.violations)
     for trace in traces:
-        if trace.found is not None and any(len(step.moves) > 1 for step in trace.steps):
+        if trace.found is not None and (
+            any(len(step.moves) > 1 for step in trace.steps) or len(trace.steps) > depth
+        ):
             broken.setdefault(trace.invariant, trace.found)
     violations = tuple(
         ViolationReport(
