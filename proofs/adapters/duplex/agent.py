@@ -19,11 +19,10 @@ from livekit.agents import llm
 
 from impl.activity import AgentActivity
 from impl.chat_context import ChatContext, ChatItem, ChatMessage
-from impl.policy import POLICIES
 from impl.probe import Phase, current_push
 from model import Config, Pc, SessionShape
-from proofs.adapters.impl.adapter import SITE_DRIVERS, ImplFramework, make_item
-from proofs.engines.conformance import FrameworkView, LockView, SiteTasks, StandIn, TaskView
+from proofs.adapters.impl.adapter import SiteFramework
+from proofs.engines.conformance import FrameworkView, LockView, StandIn, TaskView
 from proofs.errors import UnsupportedConfig
 
 
@@ -68,7 +67,7 @@ class LivekitPush:
             self.framework.inside.discard(task)
 
 
-class RealSessionFramework(ImplFramework):
+class RealSessionFramework(SiteFramework):
     """A `Framework` whose provider session is a real livekit class over the stand-in.
 
     Subclasses build `real` (the session under test) over `server` and say which
@@ -81,28 +80,13 @@ class RealSessionFramework(ImplFramework):
     what = "the real session"
 
     def __init__(self, config: Config) -> None:
-        super(ImplFramework, self).__init__()  # SiteTasks: impl's session is not built
         if config.shape.name not in self.shapes:
             raise UnsupportedConfig(
                 f"{self.what} has the {' and '.join(self.shapes)} session shapes, "
                 f"not {config.shape.name}"
             )
-        if config.variant.name not in POLICIES:
-            raise UnsupportedConfig(f"impl has no policy named {config.variant.name!r}")
+        super().__init__(config)
         scenario = config.scenario
-        unknown = sorted({call.site for call in scenario.calls} - set(SITE_DRIVERS))
-        if unknown:
-            raise UnsupportedConfig(f"no site {unknown[0]!r}; the drivers are impl's")
-        self.config = config
-        self.policy = POLICIES[config.variant.name]
-        self.items: dict[str, ChatItem] = {}
-        for item_id in scenario.items():
-            self.items[item_id] = make_item(item_id, None)
-        for call in scenario.calls:
-            for item_id in call.adds:
-                self.items[item_id] = make_item(item_id, call.site)
-        for item_id in scenario.server_pool:
-            self.items[item_id] = make_item(item_id, "model")
         order = (*scenario.server, *scenario.initial_local, *self.items)
         ranks = {item: rank for rank, item in reversed(list(enumerate(order)))}
         #: The livekit item each scenario id stands for (a session's own for the model's).
@@ -123,16 +107,11 @@ class RealSessionFramework(ImplFramework):
             policy=self.policy,
             chat_ctx=ChatContext(self.items[i] for i in scenario.initial_local),
         )
-        self.copies: dict[int, ChatContext] = {}
-        self.learned: set[str] = set()
 
     def build(self, shape: SessionShape) -> Any:
         """The real session under test, over `self.server`, holding the scenario's
         server items as its mirror."""
         raise NotImplementedError
-
-    def close(self) -> None:
-        SiteTasks.close(self)
 
     def model_id(self, item: llm.ChatItem) -> str:
         """The scenario id a livekit item stands for. A session that names an item of

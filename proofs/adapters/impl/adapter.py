@@ -103,25 +103,15 @@ class StandInTransport:
             self._receiver.set_result(None)
 
 
-class ImplFramework(SiteTasks):
-    """Drives `impl.AgentActivity` and a provider session over the shared stand-in."""
+class SiteFramework(SiteTasks):
+    """The agent side of every adapter over impl's activity: the scenario's items,
+    the variant's policy, the site drivers and the push tasks' views. A subclass
+    builds the provider session under it and `self.activity` over that."""
 
-    def __init__(
-        self,
-        config: Config,
-        *,
-        session_factory: SessionFactory | None = None,
-        activity_factory: ActivityFactory | None = None,
-        policy: Policy | None = None,
-    ) -> None:
+    activity: AgentActivity
+
+    def __init__(self, config: Config, *, policy: Policy | None = None) -> None:
         super().__init__()
-        if config.shape.name not in IMPLEMENTED_SHAPES:
-            raise UnsupportedConfig(
-                f"impl implements the {' and '.join(IMPLEMENTED_SHAPES)} session shapes, "
-                f"not {config.shape.name}"
-            )
-        if config.reconnects():
-            raise UnsupportedConfig("impl's sessions have no reconnect; drop the reconnects option")
         self.config = config
         if policy is None:
             if config.variant.name not in POLICIES:
@@ -142,24 +132,6 @@ class ImplFramework(SiteTasks):
                 self.items[item_id] = make_item(item_id, call.site)
         for item_id in scenario.server_pool:
             self.items[item_id] = make_item(item_id, "model")
-        self.server = StandIn((i, self.items[i]) for i in scenario.server)
-        self.transport = StandInTransport(self.server)
-        if session_factory is None:
-            session_factory = (
-                ThreeWaySession if policy.session is SessionKind.THREE_WAY else RealtimeSession
-            )
-        self.session = session_factory(
-            self.transport,
-            clock=self.server.clock,
-            initial=[self.items[i] for i in scenario.server],
-        )
-        self.session.start()
-        make_activity = activity_factory if activity_factory is not None else AgentActivity
-        self.activity = make_activity(
-            self.session,
-            policy=policy,
-            chat_ctx=ChatContext(self.items[i] for i in scenario.initial_local),
-        )
         self.copies: dict[int, ChatContext] = {}
         self.learned: set[str] = set()
 
@@ -213,42 +185,10 @@ class ImplFramework(SiteTasks):
     def server_item(self, item: str) -> tuple[str, object]:
         return item, self.items[item]
 
-    # -- reading ----------------------------------------------------------------------
-
-    def observe(self) -> FrameworkView:
-        session = self.session
-        outstanding: tuple[OpView, ...] = ()
-        gone: frozenset[str] = frozenset()
-        if isinstance(session, ThreeWaySession):
-            outstanding = tuple(
-                self._op(self.transport.sent[op.event_id]) for op in session.outstanding()
-            )
-            gone = session.gone()
-        provider = session.lock if isinstance(session, RealtimeSession) else None
-        return FrameworkView(
-            mirror=session.mirror_ids(),
-            local=self.activity.chat_ctx.ids(),
-            activity_lock=self._lock(self.activity.lock),
-            provider_lock=self._lock(provider) if provider is not None else LockView(),
-            tasks=tuple(self._task(index) for index in range(len(self.config.scenario.calls))),
-            learned=frozenset(self.learned),
-            outstanding=outstanding,
-            gone=gone,
-        )
-
-    def close(self) -> None:
-        super().close()
-        recv = getattr(self.session, "_recv_task", None)
-        if isinstance(recv, asyncio.Task) and not recv.done():
-            recv.cancel()
-
     def _index(self, origin: object) -> int:
         found = self.who(origin)
         assert found is not None
         return found
-
-    def _op(self, sent: WireOp) -> OpView:
-        return OpView(sent.kind, sent.item, sent.after, self._index(sent.origin))
 
     def _lock(self, lock: TracedLock) -> LockView:
         holder = None if lock.holder is None else self._index(lock.holder)
@@ -284,6 +224,78 @@ class ImplFramework(SiteTasks):
                 return record
         return None
 
+
+class ImplFramework(SiteFramework):
+    """Drives `impl.AgentActivity` and a provider session over the shared stand-in."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        session_factory: SessionFactory | None = None,
+        activity_factory: ActivityFactory | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        if config.shape.name not in IMPLEMENTED_SHAPES:
+            raise UnsupportedConfig(
+                f"impl implements the {' and '.join(IMPLEMENTED_SHAPES)} session shapes, "
+                f"not {config.shape.name}"
+            )
+        if config.reconnects():
+            raise UnsupportedConfig("impl's sessions have no reconnect; drop the reconnects option")
+        super().__init__(config, policy=policy)
+        scenario = config.scenario
+        self.server = StandIn((i, self.items[i]) for i in scenario.server)
+        self.transport = StandInTransport(self.server)
+        if session_factory is None:
+            session_factory = (
+                ThreeWaySession if self.policy.session is SessionKind.THREE_WAY else RealtimeSession
+            )
+        self.session = session_factory(
+            self.transport,
+            clock=self.server.clock,
+            initial=[self.items[i] for i in scenario.server],
+        )
+        self.session.start()
+        make_activity = activity_factory if activity_factory is not None else AgentActivity
+        self.activity = make_activity(
+            self.session,
+            policy=self.policy,
+            chat_ctx=ChatContext(self.items[i] for i in scenario.initial_local),
+        )
+
+    # -- reading ----------------------------------------------------------------------
+
+    def observe(self) -> FrameworkView:
+        session = self.session
+        outstanding: tuple[OpView, ...] = ()
+        gone: frozenset[str] = frozenset()
+        if isinstance(session, ThreeWaySession):
+            outstanding = tuple(
+                self._op(self.transport.sent[op.event_id]) for op in session.outstanding()
+            )
+            gone = session.gone()
+        provider = session.lock if isinstance(session, RealtimeSession) else None
+        return FrameworkView(
+            mirror=session.mirror_ids(),
+            local=self.activity.chat_ctx.ids(),
+            activity_lock=self._lock(self.activity.lock),
+            provider_lock=self._lock(provider) if provider is not None else LockView(),
+            tasks=tuple(self._task(index) for index in range(len(self.config.scenario.calls))),
+            learned=frozenset(self.learned),
+            outstanding=outstanding,
+            gone=gone,
+        )
+
+    def close(self) -> None:
+        super().close()
+        recv = getattr(self.session, "_recv_task", None)
+        if isinstance(recv, asyncio.Task) and not recv.done():
+            recv.cancel()
+
+    def _op(self, sent: WireOp) -> OpView:
+        return OpView(sent.kind, sent.item, sent.after, self._index(sent.origin))
+
     @classmethod
     def factory(
         cls,
@@ -310,14 +322,14 @@ IMPLEMENTED_SHAPES: tuple[str, ...] = ("openai", "three-way")
 #: How the adapter calls each site of the catalog in `impl.AgentActivity`; a
 #: scenario that calls another is refused when the adapter is built.
 SITE_DRIVERS: dict[
-    str, Callable[[ImplFramework, int, Call, tuple[ChatItem, ...]], Coroutine[Any, Any, None]]
+    str, Callable[[SiteFramework, int, Call, tuple[ChatItem, ...]], Coroutine[Any, Any, None]]
 ] = {
-    "user-turn": ImplFramework._user_turn,
-    "tool-outputs": ImplFramework._tool_outputs,
-    "interrupted-tool-outputs": ImplFramework._interrupted_tool_outputs,
-    "replacement": ImplFramework._replacement,
-    "cleanup": ImplFramework._cleanup,
-    "spoken-message": ImplFramework._spoken_message,
+    "user-turn": SiteFramework._user_turn,
+    "tool-outputs": SiteFramework._tool_outputs,
+    "interrupted-tool-outputs": SiteFramework._interrupted_tool_outputs,
+    "replacement": SiteFramework._replacement,
+    "cleanup": SiteFramework._cleanup,
+    "spoken-message": SiteFramework._spoken_message,
 }
 
 
