@@ -29,8 +29,8 @@ from attrs import evolve
 
 from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, Call
-from model.shapes import SHAPES_BY_NAME, SessionShape
-from model.sites import with_speech_turn
+from model.shapes import SHAPES_BY_NAME, LocalTail, RemoteItemAdded, SessionShape
+from model.sites import SITES, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
@@ -124,7 +124,11 @@ def release_shape(variant: str) -> SessionShape:
     (livekit's OpenAI session), with the facts of the released plugin that the
     catalog's record leaves off, one `evolve` field per fact."""
     shape = SHAPES_BY_NAME[VARIANTS_BY_NAME[variant].shape]
-    return evolve(shape)
+    return evolve(
+        shape,
+        remote_item_added=RemoteItemAdded.APPENDED_AFTER_LAST,
+        local_tail=LocalTail.LOCAL_ONLY,
+    )
 
 
 def release_config(
@@ -134,7 +138,7 @@ def release_config(
     speech turn (`model.sites.with_speech_turn`), the scheduler both releases have,
     and its session (`release_shape`); `speech_turn=False` gives the catalog's
     records, which wait for no turn."""
-    extra = with_speech_turn() if speech_turn else ()
+    extra = with_hidden_calls(with_speech_turn() if speech_turn else SITES)
     return Config(
         VARIANTS_BY_NAME[variant],
         scenario,
