@@ -66,7 +66,7 @@ def test_the_compact_encoding_refuses_it() -> None:
 
 
 def test_the_handler_alone_hides_a_real_loss() -> None:
-    """Why the livekit release records do not have the field yet: without livekit's
+    """Why the livekit release records also need `local_tail`: without livekit's
     local-only config-update item at the end of the start's local context, the
     handler appends the model's own function call where the real one never does,
     so the replacement keeps it and the real loss of `server-item-during-replacement`
