@@ -15,8 +15,13 @@ def _broken(scenario: dict[str, Any]) -> str:
         parts.append("lost " + ", ".join(scenario["lost"]))
     if scenario["recreated"]:
         parts.append("re-created " + ", ".join(scenario["recreated"]))
-    if not parts and scenario["real_broken"]:
+    broken = scenario["real_broken"]
+    if not parts and "no-unintended-delete" in broken:
         parts.append("deleted an acked item (the copy dropped it too)")
+    elif not parts and "removed-at-rest" in broken:
+        parts.append("kept an item a push meant to remove")
+    elif not parts and broken:
+        parts.append("broke " + ", ".join(broken))
     if scenario.get("unsupported"):
         return "not driven over this provider"
     if not scenario["applicable"]:

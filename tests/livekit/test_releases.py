@@ -230,3 +230,11 @@ def test_each_fact_of_the_handler_is_needed(monkeypatch: pytest.MonkeyPatch, fac
     row = check.check_scenario(release, SCENARIOS_BY_NAME[name])
     assert row["real_broken"] == lost and row["model_broken"] == []
     assert row["matches"] is False
+
+
+def test_the_table_says_the_trim_was_undone(report: dict[str, Any]) -> None:
+    """The trim loses nothing and deletes nothing: the table says what it broke."""
+    from proofs.report.livekit import render
+
+    (line,) = [line for line in render(report) if line.startswith("  trim-tool-output ")]
+    assert "kept an item a push meant to remove" in line and "deleted" not in line
