@@ -23,6 +23,7 @@ from model.shapes import (
     CallIds,
     Diff,
     DuplicateRejection,
+    LocalTail,
     MirrorUpdate,
     ModelItems,
     OrphanOutputs,
@@ -755,11 +756,35 @@ def _placeholder(state: State, config: Config, event: Event) -> State:
     `update_chat_ctx` pushes that object."""
     if config.shape.remote_item_added is not RemoteItemAdded.APPENDED_AFTER_LAST:
         return state
+    if event.item in state.local or not _anchor_is_last(state, config, event):
+        return state
+    return evolve(state, local=(*state.local, event.item))
+
+
+def _anchor_is_last(state: State, config: Config, event: Event) -> bool:
+    """Whether the announced item's real anchor is the real local context's last item.
+
+    The model's last item stands for the real one, with two facts of the records:
+    a call's own item whose site puts it after a hidden item (`Site.after_hidden_call`,
+    a tool output after its function call) has that item as its real anchor, which
+    is the last one when the model's anchor is; a hidden item after the start's
+    items (`SessionShape.local_tail`) is the real last item while the model's last
+    is a start item, or there is none, so only an item with no anchor matches then."""
     local = state.local
     last = local[-1] if local else None
-    if event.item in local or (event.after is not None and event.after != last):
-        return state
-    return evolve(state, local=(*local, event.item))
+    task = event.task
+    if (
+        task is not None
+        and config.site(task).after_hidden_call
+        and event.item in config.call(task).adds
+    ):
+        return event.after == last
+    if event.after is None:
+        return True
+    hidden = config.shape.local_tail is LocalTail.LOCAL_ONLY and (
+        last is None or last in config.scenario.initial_local
+    )
+    return event.after == last and not hidden
 
 
 def _client_apply(state: State, config: Config) -> State:

@@ -210,6 +210,20 @@ class RemoteItemAdded(enum.Enum):
     APPENDED_AFTER_LAST = "appended-after-last"
 
 
+class LocalTail(enum.Enum):
+    """What follows the start's items in the agent's local context that the model
+    does not hold: the placeholder handler (`RemoteItemAdded`) compares an announced
+    item's anchor with the real last item, so a hidden item there changes its answer."""
+
+    #: Nothing: the model's last local item is the real one.
+    NONE = "none"
+    #: A local-only item the agent adds when its session starts, after the start's
+    #: items and before every later one (livekit's `AgentConfigUpdate`, inserted by
+    #: `AgentActivity._start_session`; never pushed): while the model's local context
+    #: ends with a start item, or is empty, the real last item is that one.
+    LOCAL_ONLY = "local-only"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -244,6 +258,8 @@ class SessionShape:
     call_ids: CallIds = CallIds.SERVER
     #: What the agent's handler does with an announced item (`RemoteItemAdded`).
     remote_item_added: RemoteItemAdded = RemoteItemAdded.IGNORED
+    #: What the local context holds after the start's items beyond the model (`LocalTail`).
+    local_tail: LocalTail = LocalTail.NONE
 
     @property
     def locks_across_acks(self) -> bool:

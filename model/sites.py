@@ -140,6 +140,10 @@ class Site:
     #: How the site waits for livekit's speech scheduler (`SpeechTurn`); a site
     #: read from a file waits for nothing unless it says.
     speech: SpeechTurn = SpeechTurn.NONE
+    #: Whether each of the call's new items follows, in the real code, an item the
+    #: model does not hold (a tool output follows its function call): that hidden
+    #: item is the real anchor of the item's announcement (`model.moves._placeholder`).
+    after_hidden_call: bool = False
 
 
 SITES: tuple[Site, ...] = (
@@ -227,6 +231,24 @@ def with_speech_turn(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
     """`sites` with livekit's speech turn (`SPEECH_TURNS`), for `Config(extra_sites=...)`:
     the records of an agent whose scheduler runs one speech at a time."""
     return tuple(evolve(site, speech=SPEECH_TURNS.get(site.name, site.speech)) for site in sites)
+
+
+#: The catalog sites whose new items are tool outputs, each after its function call
+#: (livekit-agents 1.8.8 and 1.8.9, `AgentActivity._realtime_generation_task`, both
+#: paths: the call and its output are inserted together, `docs/model.md`, "The
+#: placeholder handler"). The catalog's own records leave it off: it is read only by
+#: the placeholder handler, which no catalog shape has.
+HIDDEN_CALLS: frozenset[str] = frozenset({"tool-outputs", "interrupted-tool-outputs"})
+
+
+def with_hidden_calls(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
+    """`sites` with `after_hidden_call` on for the tool-output sites (`HIDDEN_CALLS`),
+    for `Config(extra_sites=...)`: the records of an agent whose tool outputs follow
+    function calls the model does not hold."""
+    return tuple(
+        evolve(site, after_hidden_call=True) if site.name in HIDDEN_CALLS else site
+        for site in sites
+    )
 
 
 def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:

@@ -15,13 +15,34 @@ def _broken(scenario: dict[str, Any]) -> str:
         parts.append("lost " + ", ".join(scenario["lost"]))
     if scenario["recreated"]:
         parts.append("re-created " + ", ".join(scenario["recreated"]))
-    if not parts and scenario["real_broken"]:
+    broken = scenario["real_broken"]
+    if not parts and "no-unintended-delete" in broken:
         parts.append("deleted an acked item (the copy dropped it too)")
+    elif not parts and "removed-at-rest" in broken:
+        parts.append("kept an item a push meant to remove")
+    elif not parts and broken:
+        parts.append("broke " + ", ".join(broken))
     if scenario.get("unsupported"):
         return "not driven over this provider"
     if not scenario["applicable"]:
         parts.append("site absent: nothing pushed")
     return "; ".join(parts) if parts else "kept"
+
+
+def _calls_not_as_model(scenario: dict[str, Any]) -> list[str]:
+    """The first run of a row whose calls did not push as the model's run says (a
+    row can break what the model breaks with a call that never ran)."""
+    if scenario.get("calls_ran_as_model") is not False:
+        return []
+    runs = [*scenario["replays"], *scenario["sweep"]]
+    off = [run for run in runs if not run.get("ran_as_model", True)]
+    first = off[0]
+    model = " or ".join("[" + ", ".join(option) + "]" for option in first["model_calls_ran"])
+    return [
+        f"  {scenario['scenario']}: in {len(off)} run(s) the calls did not push as the "
+        f"model's, first {'; '.join(first['stimuli'])} - real [{', '.join(first['calls_ran'])}], "
+        f"model {model or 'cannot take these stimuli'}"
+    ]
 
 
 def render(report: dict[str, Any]) -> list[str]:
@@ -72,6 +93,8 @@ def render(report: dict[str, Any]) -> list[str]:
                 f"{'; '.join(first['stimuli'])} - {detail[0]}"
             )
             lines.extend("      " + line.strip() for line in detail[1:4])
+        for line in _calls_not_as_model(s):
+            lines.append(line)
         for error in s["errors"]:
             lines.append(f"  {s['scenario']}: error: {error}")
         for item in s["background_losses"]:

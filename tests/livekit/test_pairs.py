@@ -46,3 +46,42 @@ def test_an_audited_pair_over_the_plugin_loses_what_the_model_says(
     (pair,) = [s for s in audited_pairs(release, paths) if s.name == "pair-812-3459"]
     row = check_scenario(release, pair, sweep=False, provider="plugin")
     assert row["matches"] is True and row["lost"] == ["note1"]  # say() beside a replacement
+
+
+@pytest.mark.parametrize(
+    ("variant", "lines"), [("lock5", (4758, 4922)), ("unlocked", (4691, 4853))]
+)
+def test_a_cleanup_beside_a_tool_push_starts_with_the_placeholder(
+    variant: str, lines: tuple[int, int]
+) -> None:
+    """The start the release reaches: the tool's reply runs first, so the never-played
+    message follows its function call and the activity appends a placeholder of it.
+    The cleanup pushes the live local context, placeholder included, so the release
+    model leaves the message on the server (invariant 5 on `asst1`, the cleanup alone);
+    with the catalog's cleanup record, which removes its drops locally first, the
+    cleanup alone deletes it, which the real code does not (docs/livekit.md)."""
+    import attrs
+
+    from model import Invariant
+    from model.sites import SITES_BY_NAME
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.engines.explore import explore
+
+    pair = pair_scenario("cleanup", "tool-outputs", lines)
+    assert pair.server == pair.initial_local == ("msg0", "asst1")
+    config = release_config(variant, pair, pair.environment)
+    finding = explore(config).finding(Invariant.REMOVED_AT_REST)
+    assert finding.trace is not None and finding.violation is not None
+    assert finding.violation.item == "asst1"
+    assert [m.label() for m in finding.trace.moves] == ["call T0"]
+    catalog = SITES_BY_NAME["cleanup"]
+    sites = tuple(catalog if s.name == "cleanup" else s for s in config.extra_sites)
+    removing = attrs.evolve(config, extra_sites=sites)
+    # the catalog's record: the cleanup alone deletes the message (under `unlocked`
+    # the tool push's snapshot may still bring it back, a longer trace)
+    trace = explore(removing).finding(Invariant.REMOVED_AT_REST).trace
+    assert trace is None or [m.label() for m in trace.moves] != ["call T0"]
+    # every other pair with a cleanup starts without its message locally
+    other = pair_scenario("cleanup", "user-turn", (lines[0], 1))
+    assert other.initial_local == ("msg0",)

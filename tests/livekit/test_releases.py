@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from model import INTERNAL_MOVES, Config, Invariant
@@ -20,40 +21,28 @@ INV1 = Invariant.NO_UNINTENDED_DELETE.value
 INV2 = Invariant.AGREEMENT_AT_REST.value
 INV5 = Invariant.REMOVED_AT_REST.value
 
-#: Catalog rows where the real code leaves the model through a mechanism the release
-#: records do not have yet (`docs/livekit.md`, "A trim undone by the placeholder
-#: handler"): the activity's `_on_remote_item_added` puts the trimmed tool output
-#: back into the replacement's context object when the output's ack arrives. The
-#: shape field `remote_item_added` has the handler, but without livekit's
-#: config-update item it hides a real loss (`tests/model/test_placeholder.py`), so
-#: `release_config` leaves it off. Each row is pinned to exactly that
-#: disagreement, so any other change to it fails.
-MODEL_GAPS = frozenset({"trim-tool-output"})
 TRIM_SHORTEST = ["call T0", "call T1", "server-apply T0 out1", "client-apply T0 out1"]
 
 
 def _assert_trim_undone(row: dict[str, Any]) -> None:
-    """The trim row as both releases have it: the model holds invariant 5, the real
-    code keeps `out1` on the server and locally (the trim is undone, nothing lost),
-    and it leaves the model exactly where the placeholder lands."""
-    assert row["applicable"] is True and row["matches"] is False
-    assert row["model_broken"] == [] and row["catalog_broken"] == []
+    """The trim row as both releases have it, and the release model with the
+    placeholder handler (`release_shape`): the trimmed `out1` is back on the server
+    and locally (invariant 5, nothing lost), in every interleaving with the model."""
+    assert row["applicable"] is True and row["matches"] is True
+    assert row["model_broken"] == [INV5] and row["model_items"] == {INV5: "out1"}
+    # the catalog's own records have no handler: its table still says it holds
+    assert row["catalog_broken"] == []
     assert row["real_broken"] == [INV5] and row["real_items"] == {INV5: ["out1"]}
+    assert row["same_items"] is True
     assert row["lost"] == [] and row["recreated"] == [] and row["errors"] == []
     assert row["shortest"] == TRIM_SHORTEST
-    diverged = [s for s in row["sweep"] if s["divergence"] is not None]
+    assert row["stepped_with_model"] == row["sequences"] == 4
+    undone = [s for s in row["sweep"] if s["broken"]]
     # the two interleavings with the replacement called while the output's push waits
-    assert [s["stimuli"][:2] for s in diverged] == [
+    assert [s["stimuli"][:2] for s in undone] == [
         ["call T0", "call T1"],
         ["call T0", "server-apply T0 out1"],
     ]
-    for sweep in diverged:
-        text = sweep["divergence"]
-        assert text.startswith("after client-apply T0 out1:"), text
-        assert "local: model [msg0], implementation [msg0, out1]" in text
-        assert "T1.request: model none, implementation [msg0, out1]" in text
-        assert sweep["broken"] == [INV5]
-    assert row["stepped_with_model"] == row["sequences"] - len(diverged) == 2
 
 
 def _model_trace(variant: str, name: str) -> list[str]:
@@ -73,12 +62,11 @@ def test_every_verdict_is_the_models(report: dict[str, Any]) -> None:
         if spoken and report["release"] == "1.8.8":
             assert row["applicable"] is False and row["matches"] is None
             continue
-        if row["scenario"] in MODEL_GAPS:
+        if row["scenario"] == "trim-tool-output":
             _assert_trim_undone(row)
-            continue
         assert row["matches"] is True, row
-    # the report does not hide the gap: it is the only reason it is not as expected
-    assert report["as_expected"] is False
+    # the shared report runs no pairs (test_pairs.py has them): every row is the model's
+    assert report["as_expected"] is True
     assert [row["scenario"] for row in report["scenarios"]] == [s.name for s in SCENARIOS]
 
 
@@ -130,14 +118,18 @@ def test_what_1_8_9_still_fails_each_with_its_shortest_interleaving() -> None:
         "counterexample"
     )
     assert "cleanup-during-spoken" not in expected | set(failing)
-    assert set(failing) == expected | MODEL_GAPS
+    assert set(failing) == expected
     assert {
         "stale-replacement",
         "server-item-during-replacement",
         "spoken-during-tool-push",
+        "trim-tool-output",
     } <= set(failing)
     for name, row in failing.items():
-        if name not in MODEL_GAPS:
+        if name == "trim-tool-output":
+            # no invariant-1 counterexample: the release model's own, with its handler
+            _assert_trim_undone(row)
+        else:
             assert row["shortest"] == _model_trace("lock5", name), name
     assert failing["spoken-during-tool-push"]["lost"] == ["out1", "spoken1"]
     assert failing["server-item-during-replacement"]["lost"] == ["call1"]
@@ -151,9 +143,7 @@ def test_every_catalog_interleaving_steps_with_the_model(version: str) -> None:
     wait, so the real code is in a state the model reaches after every stimulus."""
     report = release_report(version)
     for row in report["scenarios"]:
-        if row["scenario"] in MODEL_GAPS:
-            _assert_trim_undone(row)
-        elif row["applicable"]:
+        if row["applicable"]:
             assert all(s["divergence"] is None for s in row["sweep"]), row["scenario"]
 
 
@@ -178,10 +168,11 @@ def test_without_the_speech_turn_a_tool_push_leaves_the_model() -> None:
 
 
 def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cause of the `trim-tool-output` gap, shown on the real code: with the
-    activity's `_on_remote_item_added` made a no-op, the installed release keeps
-    the trim and steps with the model in every interleaving; with it, it does not.
-    The normal tool-output path (a scenario outside the catalog) is undone alike."""
+    """The handler in the release model is the real one: the installed release breaks
+    invariant 5 on the trim as the model does, in every interleaving with it. With
+    the activity's `_on_remote_item_added` made a no-op (a release without it) the
+    real code keeps the trim and the rows stop matching, so the comparison sees the
+    handler. The normal tool-output path (a scenario outside the catalog) alike."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
 
@@ -199,10 +190,51 @@ def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.Monke
     )
     _assert_trim_undone(check_scenario(release, trim))
     undone = check_scenario(release, normal)
-    assert undone["model_broken"] == [] and undone["real_broken"] == [INV5]
-    assert undone["shortest"] == TRIM_SHORTEST
+    assert undone["model_broken"] == [INV5] and undone["real_broken"] == [INV5]
+    assert undone["matches"] is True and undone["shortest"] == TRIM_SHORTEST
+    assert undone["stepped_with_model"] == undone["sequences"] == 4
     monkeypatch.setattr(AgentActivity, "_on_remote_item_added", lambda self, ev: None)
     for case in (trim, normal):
         row = check_scenario(release, case)
-        assert row["real_broken"] == [] and row["matches"] is True, case.name
-        assert row["stepped_with_model"] == row["sequences"] == 4, case.name
+        assert row["real_broken"] == [] and row["model_broken"] == [INV5], case.name
+        assert row["matches"] is False, case.name
+        assert row["stepped_with_model"] == 2 and row["sequences"] == 4, case.name
+
+
+@pytest.mark.parametrize("fact", ["local_tail", "after_hidden_call"])
+def test_each_fact_of_the_handler_is_needed(monkeypatch: pytest.MonkeyPatch, fact: str) -> None:
+    """The handler's two facts, each taken out of the release model, on the real code:
+    without the config-update item (`local_tail`) the model's replacement keeps the
+    model's function call, which both releases lose; without the function call
+    before a tool output (`after_hidden_call`) the model keeps the trim, which both
+    releases undo. Each makes its row stop matching."""
+    import proofs.adapters.livekit.check as check
+    from model.shapes import LocalTail
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
+
+    version = installed_version()
+    if version not in RELEASES_BY_VERSION:
+        pytest.skip("livekit-agents is not installed")
+    release = RELEASES_BY_VERSION[version]
+    if fact == "local_tail":
+        shape = check.release_shape
+        monkeypatch.setattr(
+            check,
+            "release_shape",
+            lambda variant: attrs.evolve(shape(variant), local_tail=LocalTail.NONE),
+        )
+        name, lost = "server-item-during-replacement", [INV2, INV1]
+    else:
+        monkeypatch.setattr(check, "with_hidden_calls", lambda sites: sites)
+        name, lost = "trim-tool-output", [INV5]
+    row = check.check_scenario(release, SCENARIOS_BY_NAME[name])
+    assert row["real_broken"] == lost and row["model_broken"] == []
+    assert row["matches"] is False
+
+
+def test_the_table_says_the_trim_was_undone(report: dict[str, Any]) -> None:
+    """The trim loses nothing and deletes nothing: the table says what it broke."""
+    from proofs.report.livekit import render
+
+    (line,) = [line for line in render(report) if line.startswith("  trim-tool-output ")]
+    assert "kept an item a push meant to remove" in line and "deleted" not in line

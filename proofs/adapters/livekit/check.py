@@ -27,18 +27,41 @@ from typing import Any
 
 from attrs import evolve
 
-from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
+from model import (
+    INTERNAL_MOVES,
+    OPTIONS_BY_NAME,
+    Config,
+    Environment,
+    Invariant,
+    Move,
+    MoveKind,
+    Pc,
+    Scenario,
+    State,
+    Verdict,
+    initial_state,
+)
 from model.scenarios import SCENARIOS, Call
-from model.shapes import SHAPES_BY_NAME, SessionShape
-from model.sites import with_speech_turn
+from model.shapes import SHAPES_BY_NAME, LocalTail, RemoteItemAdded, SessionShape
+from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
+from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
     Release,
     installed_version,
 )
-from proofs.adapters.livekit.replay import Outcome, run, sequences
+from proofs.adapters.livekit.replay import (
+    Outcome,
+    _outcome,
+    give_until_stuck,
+    quiet_close,
+    run,
+    sequences,
+)
 from proofs.engines.audit import SITE_REQUESTS, audit_source
+from proofs.engines.conformance.follow import Follow
+from proofs.engines.conformance.lockstep import ModelSide, model_side
 from proofs.engines.explore import explore
 from proofs.errors import ReleaseUnavailable, UnsupportedConfig
 
@@ -47,6 +70,23 @@ from proofs.errors import ReleaseUnavailable, UnsupportedConfig
 PROVIDERS = ("standin", "plugin")
 
 Runner = Callable[[Config, Iterable[Any]], Outcome]
+
+#: What a call's push did by the end of a run (the drain included): it never
+#: entered the session's `update_chat_ctx`, entered it and still waits, or returned
+#: (with or without an error). The model's counterparts are its program counters.
+NO_PUSH, PUSHING, RETURNED = "no push", "pushing", "returned"
+_PC_RAN: dict[Pc, str] = {
+    Pc.IDLE: NO_PUSH,
+    Pc.COPIED: NO_PUSH,
+    Pc.WAIT_ACTIVITY: NO_PUSH,
+    Pc.WAIT_PROVIDER: PUSHING,
+    Pc.WAIT_ACKS: PUSHING,
+    Pc.WAIT_SEND: PUSHING,
+    Pc.DONE: RETURNED,
+    Pc.FAILED: RETURNED,
+}
+Ran = tuple[str, ...]
+RanRunner = Callable[[Config, Iterable[Any]], tuple[Outcome, Ran]]
 
 
 def runner(provider: str) -> Runner:
@@ -58,6 +98,107 @@ def runner(provider: str) -> Runner:
 
         return run_plugin
     raise ValueError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDERS)}")
+
+
+def real_ran(adapter: LivekitAdapter) -> Ran:
+    """What each scenario call's push did in the real code, from the adapter's tracker."""
+    statuses = []
+    for index in range(len(adapter.config.scenario.calls)):
+        record = adapter.tracker.records.get(index)
+        if record is None or not record.entered:
+            statuses.append(NO_PUSH)
+        else:
+            statuses.append(RETURNED if record.returned else PUSHING)
+    return tuple(statuses)
+
+
+def ran_runner(provider: str, build: type[LivekitAdapter] | None = None) -> RanRunner:
+    """`runner(provider)`, which also says what each call's push did (`real_ran`, read
+    as the run closes); `build` is the adapter class (a test passes a mutant)."""
+    if provider not in PROVIDERS:
+        runner(provider)  # the error that names the providers
+    seen: list[Ran] = []
+
+    def recording(base: type[LivekitAdapter]) -> type[LivekitAdapter]:
+        class Recording(base):  # type: ignore[valid-type,misc]
+            def close(self) -> None:
+                seen.append(real_ran(self))
+                super().close()
+
+        return Recording
+
+    def go(config: Config, moves: Iterable[Any]) -> tuple[Outcome, Ran]:
+        seen.clear()
+        if provider == "plugin":
+            from proofs.adapters.livekit.plugin import PluginAdapter, run_plugin
+
+            adapter = recording(build or PluginAdapter)
+            outcome = run_plugin(config, moves, build=adapter)  # type: ignore[arg-type]
+        else:
+            outcome = _run_standin(config, moves, recording(build or LivekitAdapter))
+        return outcome, seen[0]
+
+    return go
+
+
+def _run_standin(config: Config, stimuli: Iterable[Any], build: type[LivekitAdapter]) -> Outcome:
+    """`replay.run` with the adapter class given (replay.run builds `LivekitAdapter`)."""
+    session = Follow(config, build)
+    try:
+        stuck = give_until_stuck(session, stimuli)
+        server = session.adapter.server
+        session.drain(lambda: (bool(server.to_server), bool(server.to_client)))
+        return _outcome(session, stuck)
+    finally:
+        quiet_close(session)
+
+
+def model_ran(config: Config, moves: Iterable[Move]) -> frozenset[Ran]:
+    """Every way the model's calls can stand (`_PC_RAN`) after `moves` and the drain
+    the harness gives after them (the next op to the server first, else the next
+    event to the client, until nothing is in flight). Deliveries are positional, as
+    the harness gives them; a move the model does not allow ends that branch."""
+    side = model_side(config)
+    states = _settled(side, initial_state(config))
+    for move in moves:
+        if move.kind in INTERNAL_MOVES:
+            continue
+        states = {end for state in states for end in _given(side, state, move)}
+    ends: set[State] = set()
+    todo = list(states)
+    seen = set(todo)
+    while todo:
+        state = todo.pop()
+        stimuli = side.stimuli(state)
+        deliveries = [m for m in stimuli if m.kind is MoveKind.SERVER_APPLY] or [
+            m for m in stimuli if m.kind is MoveKind.CLIENT_APPLY
+        ]
+        if not deliveries:
+            ends.add(state)
+        for move in deliveries:
+            for end in _given(side, state, move):
+                if end not in seen:
+                    seen.add(end)
+                    todo.append(end)
+    return frozenset(tuple(_PC_RAN[task.pc] for task in state.tasks) for state in ends)
+
+
+def _settled(side: ModelSide, state: State) -> set[State]:
+    return {end for end in side.closure(state) if not side.internal(end)}
+
+
+def _given(side: ModelSide, state: State, move: Move) -> set[State]:
+    """The settled states after the stimulus `move` (by position, for a delivery)."""
+    stimuli = side.stimuli(state)
+    if move not in stimuli:
+        same = [m for m in stimuli if m.kind is move.kind]
+        if move.kind not in _POSITIONAL or not same:
+            return set()
+        move = same[0]
+    return _settled(side, side.after(state, move))
+
+
+_POSITIONAL = frozenset({MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY})
 
 
 #: The variant whose counterexamples every release is also tried on.
@@ -91,9 +232,14 @@ def _labels(invariants: Iterable[Invariant]) -> list[str]:
     return sorted(invariant.value for invariant in invariants)
 
 
-def _outcome_json(outcome: Outcome, source: str | None = None) -> dict[str, Any]:
+def _outcome_json(
+    outcome: Outcome, ran: Ran, expected: frozenset[Ran], source: str | None = None
+) -> dict[str, Any]:
     data: dict[str, Any] = {
         "stimuli": list(outcome.stimuli),
+        "calls_ran": list(ran),
+        "model_calls_ran": sorted(list(option) for option in expected),
+        "ran_as_model": ran in expected,
         "broken": _labels(outcome.broken),
         "lost": list(outcome.lost),
         "recreated": list(outcome.recreated),
@@ -124,7 +270,26 @@ def release_shape(variant: str) -> SessionShape:
     (livekit's OpenAI session), with the facts of the released plugin that the
     catalog's record leaves off, one `evolve` field per fact."""
     shape = SHAPES_BY_NAME[VARIANTS_BY_NAME[variant].shape]
-    return evolve(shape)
+    return evolve(
+        shape,
+        remote_item_added=RemoteItemAdded.APPENDED_AFTER_LAST,
+        local_tail=LocalTail.LOCAL_ONLY,
+    )
+
+
+def release_sites(speech_turn: bool = True) -> tuple[Site, ...]:
+    """The site records of a livekit release: livekit's speech turn (unless
+    `speech_turn=False`), tool outputs after their function calls
+    (`with_hidden_calls`), and a cleanup that leaves the local context alone: the
+    activity removes nothing before that push (`_realtime_generation_task`, 1.8.9
+    :4752-4758), its never-played messages are absent only because it never added
+    them, so a placeholder of one stays in what it pushes (docs/model.md, "The
+    placeholder handler")."""
+    sites = with_hidden_calls(with_speech_turn() if speech_turn else SITES)
+    return tuple(
+        evolve(site, local_update=LocalUpdate.NONE) if site.name == "cleanup" else site
+        for site in sites
+    )
 
 
 def release_config(
@@ -134,7 +299,7 @@ def release_config(
     speech turn (`model.sites.with_speech_turn`), the scheduler both releases have,
     and its session (`release_shape`); `speech_turn=False` gives the catalog's
     records, which wait for no turn."""
-    extra = with_speech_turn() if speech_turn else ()
+    extra = release_sites(speech_turn)
     return Config(
         VARIANTS_BY_NAME[variant],
         scenario,
@@ -165,13 +330,15 @@ def check_scenario(
     """One scenario: the model's counterexamples and (`sweep`) every interleaving the
     model allows, run over `provider`; the real outcome beside the explorer's verdict
     (`speech_turn=False`: the model without livekit's speech turn, to show it matters)."""
-    go = runner(provider)
+    go = ran_runner(provider)
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
     config = release_config(release.variant, scenario, environment, speech_turn)
     applicable = all(call.site in release.sites for call in scenario.calls)
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
+    #: per run: whether each call's push started and ended as the model's run says
+    ran_as_model: list[bool] = []
     seen: set[tuple[str, ...]] = set()
     explorations = {
         source: explore(release_config(source, scenario, environment, speech_turn))
@@ -185,15 +352,22 @@ def check_scenario(
             if key in seen:
                 continue
             seen.add(key)
-            outcome = go(config, finding.trace.moves)
+            outcome, ran = go(config, finding.trace.moves)
+            # the calls of a trace run as the model it comes from says: the release's
+            # own model may not allow a weaker variant's trace at all
+            expected_ran = model_ran(exploration.config, finding.trace.moves)
             outcomes.append(outcome)
-            replays.append(_outcome_json(outcome, f"{source} {finding.invariant.value}"))
+            ran_as_model.append(ran in expected_ran)
+            label = f"{source} {finding.invariant.value}"
+            replays.append(_outcome_json(outcome, ran, expected_ran, label))
     swept: list[dict[str, Any]] = []
     if sweep:
         for moves in sequences(config):
-            outcome = go(config, moves)
+            outcome, ran = go(config, moves)
+            expected_ran = model_ran(config, moves)
             outcomes.append(outcome)
-            swept.append(_outcome_json(outcome))
+            ran_as_model.append(ran in expected_ran)
+            swept.append(_outcome_json(outcome, ran, expected_ran))
     real = frozenset(i for outcome in outcomes for i in outcome.broken)
     # the expectation is the explorer's verdict on this very scenario, never a
     # lookup by name: a scenario outside the catalog is judged as one inside it
@@ -245,7 +419,10 @@ def check_scenario(
         "model_items": model_items,
         "real_broken": _labels(real),
         "real_items": real_items,
-        "matches": (real == model) if applicable else None,
+        # the broken invariants alone: a row where a call never ran can still agree
+        "same_broken": (real == model) if applicable else None,
+        "calls_ran_as_model": all(ran_as_model) if applicable else None,
+        "matches": (real == model and all(ran_as_model)) if applicable else None,
         # the item the model's shortest counterexample loses is one the real code lost
         "same_items": all(
             item in real_items.get(invariant, []) for invariant, item in model_items.items()
@@ -463,6 +640,8 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
             },
             "real_broken": [],
             "real_items": {},
+            "same_broken": None,
+            "calls_ran_as_model": None,
             "matches": None,
             "same_items": None,
             "lost": [],

@@ -8,6 +8,13 @@ the place. Every unordered pair of places, a place with itself included (two
 calls of one site), becomes one scenario of two calls, in both orders the model
 allows (the model's interleavings start either call first). A place that no lone
 site reaches has no scenario, and `check.coverage` reports it as not driven.
+
+Each pair starts from a state the release reaches (`pair_scenario`): a cleanup
+beside a tool-output push starts with the placeholder of its never-played
+message in the local context (`PLACEHOLDER_PAIRS`). Two cleanups start with both
+never-played messages on the server, the model's over-approximation: the speech
+scheduler runs one generation at a time, so no release reaches that state, and
+the plugin refuses the row (docs/livekit.md, "Audited pairs").
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from model.scenarios import Call, Scenario, validate
 from proofs.adapters.livekit.releases import Release
 from proofs.engines.audit import SITE_REQUESTS, Place, audit_source
 
-__all__ = ["audited_pairs", "pair_scenario", "push_places"]
+__all__ = ["PLACEHOLDER_PAIRS", "audited_pairs", "pair_scenario", "push_places"]
 
 
 def push_places() -> list[Place]:
@@ -52,16 +59,27 @@ def _call(site: str, n: int) -> Call:
     raise ValueError(f"no pair call for site {site!r}")
 
 
+#: Pairs whose never-played message has a local placeholder at the start: the
+#: tool's reply runs before the cleanup's generation (the speech turn), so the
+#: message follows the tool's function call, the local context's last item, and
+#: the activity's `_on_remote_item_added` appends it locally.
+PLACEHOLDER_PAIRS: frozenset[frozenset[str]] = frozenset({frozenset({"cleanup", "tool-outputs"})})
+
+
 def pair_scenario(first: str, second: str, lines: tuple[int, int]) -> Scenario:
-    """Two calls, of `first` and of `second`, pushing from `lines` of agent_activity.py."""
+    """Two calls, of `first` and of `second`, pushing from `lines` of agent_activity.py,
+    from a start the release reaches: a cleanup's never-played message is on the
+    server and not in the local context, unless the pair is a `PLACEHOLDER_PAIRS` one,
+    where the local context holds its placeholder too."""
     calls = (_call(first, 1), _call(second, 2))
     dropped = tuple(item for call in calls for item in call.drops)
+    placeholder = frozenset({first, second}) in PLACEHOLDER_PAIRS
     scenario = Scenario(
         f"pair-{lines[0]}-{lines[1]}",
         f"{first} (line {lines[0]}) and {second} (line {lines[1]}), overlapping",
         calls,
         server=("msg0", *dropped),
-        local=("msg0",) if dropped else None,
+        local=("msg0",) if dropped and not placeholder else None,
     )
     validate(scenario)
     return scenario
