@@ -19,10 +19,16 @@ a server turn whose input transcription is the item's id, complete at once,
 which the session's own receive loop turns into a user message of its known
 state (under an id of its own making, which the adapter maps back by its
 text). A disconnect loses what is in flight and breaks the session's socket, so
-its receive loop fails and its own connect task closes the session and tries
-again (at once: the harness's only clock is the ack clock); the connect is
-that attempt succeeding, on a new server session that starts empty, to which
-the session sends its known state (the request kept back meanwhile, if any).
+its receive loop fails and its own connect task leaves its connection's block,
+whose close of the dead socket waits (`StandInClient.connect`): that is the
+drop window, where the session still treats the connection as active and a
+push queues its appends on the fresh channel (they are in flight from then on,
+as the model's `to_server` has them). The drop's second disconnect lets the
+close finish: the connect task gives the session up and tries again (at once:
+the harness's only clock is the ack clock); the connect is that attempt
+succeeding, on a new server session that starts empty, to which the session
+sends its known state (the request kept back meanwhile, if any), then what
+its channel queued in the window.
 
 A queued event names no sender on the wire: the adapter records which push
 task queued each one (the session's `_send_client_event`, wrapped on the
