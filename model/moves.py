@@ -22,6 +22,7 @@ from model.shapes import (
     SHAPES_BY_NAME,
     CallIds,
     Diff,
+    DropWindow,
     DuplicateRejection,
     LocalTail,
     MirrorUpdate,
@@ -35,11 +36,13 @@ from model.shapes import (
     SessionShape,
     UnknownAnchor,
     WhileDisconnected,
+    WindowRebuild,
     Withheld,
 )
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
     REBUILD,
+    Dropped,
     Event,
     EventKind,
     Op,
@@ -317,7 +320,12 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     shape = config.shape
     request = state.local if task.bound_to_local else task.request
     assert request is not None
-    if not state.connected and shape.while_disconnected is WhileDisconnected.KEPT_BACK:
+    window = state.connected is Dropped.UNNOTICED
+    if window and shape.drop_window is DropWindow.REFUSED:
+        # the session finds its connection dead before it diffs: the push raises
+        return _end(state.with_task(index, request=request), config, index, Pc.FAILED)
+    kept_back = shape.while_disconnected is WhileDisconnected.KEPT_BACK
+    if not state.connected and not window and kept_back:
         # no server session: the request is kept (the latest wins) and the push returns
         state = evolve(state, kept=request).with_task(index, request=request)
         return _end(state, config, index, Pc.DONE)
@@ -346,9 +354,12 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     deletes = frozenset(
         (index, op.item, op.item in state.acked) for op in ops if op.kind is OpKind.DELETE
     )
+    # in the drop window the ops wait on the send queue for the next connection
+    # (`to_server` reaches no server until the connect), or are lost on the dead one
+    wire = () if window and shape.drop_window is DropWindow.LOST else ops
     state = evolve(
         state,
-        to_server=state.to_server + ops,
+        to_server=state.to_server + wire,
         outstanding=state.outstanding + ops if config.three_way() else state.outstanding,
         deletes_sent=state.deletes_sent | deletes,
         sent=state.sent | {op.item for op in ops if op.kind is OpKind.CREATE},
@@ -508,7 +519,10 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
                 yield Move(MoveKind.TIMEOUT, index), _finish(state, config, index, Pc.FAILED)
     if config.reconnects():
         if state.connected:
-            yield Move(MoveKind.DISCONNECT), _disconnect(state)
+            yield Move(MoveKind.DISCONNECT), _disconnect(state, config)
+        elif state.connected is Dropped.UNNOTICED:
+            # the second `disconnect` of a drop: the session gives the dead connection up
+            yield Move(MoveKind.DISCONNECT), evolve(state, connected=False)
         else:
             yield Move(MoveKind.CONNECT), _connect(state, config)
 
@@ -541,15 +555,20 @@ def server_id(config: Config, item: str) -> str:
     return item
 
 
-def _disconnect(state: State) -> State:
+def _disconnect(state: State, config: Config) -> State:
     """The connection drops: every op and event in flight is lost, and a rebuild
-    under way with them (it gives up the session lock it held or waited for)."""
+    under way with them (it gives up the session lock it held or waited for).
+    A shape with a drop window goes on treating the connection as active until
+    the next `disconnect`, when it gives the dead connection up."""
     lock = state.provider_lock
     if REBUILD in lock.waiters:
         lock = attrs.evolve(lock, waiters=tuple(w for w in lock.waiters if w != REBUILD))
     if lock.owner == REBUILD:
         lock = lock.release()
-    return evolve(state, connected=False, to_server=(), to_client=(), provider_lock=lock)
+    connected: bool | Dropped = (
+        Dropped.UNNOTICED if config.shape.drop_window is not DropWindow.NONE else False
+    )
+    return evolve(state, connected=connected, to_server=(), to_client=(), provider_lock=lock)
 
 
 def _connect(state: State, config: Config) -> State:
@@ -567,6 +586,10 @@ def _connect(state: State, config: Config) -> State:
     mirror = state.mirror if state.kept is None else state.kept
     if shape.rebuilds is Rebuilds.NO_FUNCTION_ITEMS:
         mirror = tuple(item for item in mirror if not _function_item(config, item))
+    if shape.window_rebuild is WindowRebuild.UNQUEUED_THEN_QUEUE:
+        # what the drop window queued goes once, behind the rebuild
+        queued = {op.item for op in state.to_server if op.kind is OpKind.CREATE}
+        mirror = tuple(item for item in mirror if item not in queued)
     resend = tuple(
         op
         for task in state.tasks

@@ -81,6 +81,39 @@ class OnReconnect(enum.Enum):
     NONE = "none"
 
 
+class DropWindow(enum.Enum):
+    """What a push does between the connection's drop and the session giving the
+    dead connection up: the drop window (read only under `reconnects`).
+
+    The window opens when the drop is noticed by whatever reads the socket and
+    closes when the session stops treating its server session as active; a push
+    in between still finds the session active. `docs/model.md` ("The drop window")
+    says where each real session has it.
+    """
+
+    #: No window: the session gives the connection up in the step it drops.
+    NONE = "none"
+    #: The push diffs and sets its mirror as it would connected, and its ops wait on
+    #: the session's send queue: the next connection sends them after its rebuild.
+    QUEUED = "queued"
+    #: The push raises before it diffs: nothing is sent and the mirror is kept.
+    REFUSED = "refused"
+    #: The push diffs, sets its mirror and sends into the dead connection: its ops are lost.
+    LOST = "lost"
+
+
+class WindowRebuild(enum.Enum):
+    """What the rebuild sends when ops queued in the drop window wait behind it
+    (read only with `DropWindow.QUEUED`)."""
+
+    #: The whole mirror, then every queued op: an item both in the mirror and in a
+    #: queued create is sent twice.
+    MIRROR_THEN_QUEUE = "mirror-then-queue"
+    #: The mirror without the items a queued create names, then the queued ops (a
+    #: session that keeps the ids it queued and has not sent could do this).
+    UNQUEUED_THEN_QUEUE = "unqueued-then-queue"
+
+
 class ReconnectResends(enum.Enum):
     """Which ops a reconnect sends again after its rebuild (read only under `reconnects`)."""
 
@@ -245,6 +278,10 @@ class SessionShape:
     reconnect_mirror: ReconnectMirror = ReconnectMirror.AT_ONCE
     reconnect_lock: ReconnectLock = ReconnectLock.NONE
     rebuilds: Rebuilds = Rebuilds.EVERYTHING
+    #: What a push does between the drop and the session giving the connection up.
+    drop_window: DropWindow = DropWindow.NONE
+    #: What the rebuild sends when ops queued in the drop window wait behind it.
+    window_rebuild: WindowRebuild = WindowRebuild.MIRROR_THEN_QUEUE
     orphan_outputs: OrphanOutputs = OrphanOutputs.UNCHECKED
     #: Where an announced item with an anchor the mirror lacks goes (`UnknownAnchor`).
     unknown_anchor: UnknownAnchor = UnknownAnchor.TAIL
@@ -369,6 +406,12 @@ SHAPES: tuple[SessionShape, ...] = (
         model_items=ModelItems.BY_SESSION,
         while_disconnected=WhileDisconnected.KEPT_BACK,
         on_reconnect=OnReconnect.REBUILD_FROM_MIRROR,
+        # the receive loop's failure gives the session a fresh send queue (:603,
+        # :1270-1274) while _active_session stays set until _close_active_session
+        # (:580-588): a push in between queues on it, and the next connection sends
+        # the queue after its rebuild from the known state (:997-1038, :1131)
+        drop_window=DropWindow.QUEUED,
+        window_rebuild=WindowRebuild.MIRROR_THEN_QUEUE,
         source="livekit-plugins-google 1.8.9 livekit/plugins/google/realtime/realtime_api.py",
     ),
     SessionShape(

@@ -25,6 +25,18 @@ class OpKind(enum.Enum):
 REBUILD = -1
 
 
+class Dropped(enum.Enum):
+    """`State.connected` in the drop window (`SessionShape.drop_window`): the
+    connection is gone and the session still treats it as active. Falsy, as
+    `False` is, for everything that asks whether the server can be reached."""
+
+    UNNOTICED = "unnoticed"
+
+    def __bool__(self) -> bool:
+        """No server can be reached: as `False`, so `if state.connected` reads right."""
+        return False
+
+
 @frozen
 class Op:
     """An op in flight from the client to the server."""
@@ -162,8 +174,9 @@ class State:
     #: Items whose deletion the client has seen acknowledged (three-way only).
     gone: frozenset[str] = frozenset()
     #: Whether a server session is active (false only between a drop and the
-    #: reconnect, under the `reconnects` option).
-    connected: bool = True
+    #: reconnect, under the `reconnects` option; `Dropped.UNNOTICED` in the drop
+    #: window, before the session gives the dead connection up).
+    connected: bool | Dropped = True
     #: A request kept back while no server session is active (kept-back shapes).
     kept: tuple[str, ...] | None = None
     # -- ghost state, read only by the invariants --
@@ -196,7 +209,7 @@ class State:
         """Nothing in flight: no op, no event, no push under way, no request kept
         back, and a server session active."""
         return (
-            self.connected
+            self.connected is True
             and self.kept is None
             and not self.to_server
             and not self.to_client

@@ -160,3 +160,33 @@ def test_the_failure_the_page_shows_is_the_harness_s_own() -> None:
         found = message.find(part, position)
         assert found >= 0, f"the page shows\n{part}\nthe harness says\n{message}"
         position = found + len(part)
+
+
+#: The session shape fields the page's record table shows, in its column order.
+_SHAPE_COLUMNS = (
+    "mirror_update",
+    "sends",
+    "session_lock",
+    "acks",
+    "model_items",
+    "while_disconnected",
+    "on_reconnect",
+)
+_RECORD_ROW = re.compile(r"^\| [^|]+ \| `([\w-]+)` \|((?: [\w-]+ \|){7})$", re.MULTILINE)
+
+
+def test_the_page_s_records_are_the_catalog_s() -> None:
+    """ "Which shape is your session?" gives the catalog's records as they are, and its
+    account of the drop window names the records that have one."""
+    from model import SHAPES_BY_NAME
+    from model.shapes import DropWindow
+
+    rows = _RECORD_ROW.findall(DOC.read_text())
+    assert {name for name, _ in rows} == {"openai", "duplex", "duplex-await", "gemini", "three-way"}
+    for name, cells in rows:
+        shape = SHAPES_BY_NAME[name]
+        shown = tuple(cell.strip() for cell in cells.strip(" |").split("|"))
+        assert shown == tuple(getattr(shape, field).value for field in _SHAPE_COLUMNS), name
+    windows = {s.name for s in SHAPES_BY_NAME.values() if s.drop_window is not DropWindow.NONE}
+    assert windows == {"gemini"}
+    assert "(every catalog record but `gemini`)" in DOC.read_text()

@@ -82,8 +82,15 @@ class UpdateFacts:
 
     @property
     def view_writes(self) -> list[Event]:
-        """Writes of the view in the push (an ``on-events`` mirror has none)."""
+        """Writes of any attribute of the view in the push."""
         return [e for e in self.of("write", "insert") if e.attr in self.view]
+
+    @property
+    def mirror_writes(self) -> list[Event]:
+        """Writes of the mirror itself (the view's first attribute; an ``on-events``
+        mirror has none). What the diff merges in beside it (a three-way session's
+        record of ops in flight) is the session's bookkeeping, not its mirror."""
+        return [e for e in self.of("write", "insert") if e.attr == self.view[0]]
 
     @property
     def view_reads(self) -> list[Event]:

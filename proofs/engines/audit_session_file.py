@@ -75,7 +75,7 @@ def push_facts(shape: InferredShape) -> dict[str, Any]:
     def lines(events: list[Event]) -> list[str]:
         return [f"{e.where} {e.text}" for e in events]
 
-    write = u.view_writes[0] if u.view_writes else None
+    write = u.mirror_writes[0] if u.mirror_writes else None
     after = u.after_diff
     between = after[: after.index(write)] if write is not None and write in after else []
     return {
@@ -83,7 +83,7 @@ def push_facts(shape: InferredShape) -> dict[str, Any]:
         "mirror": [f"self.{attr}" for attr in u.view],
         "diff": f"{u.diff.where} {u.diff.text}",
         "mirror_reads": lines(u.view_reads),
-        "mirror_writes": lines(u.view_writes),
+        "mirror_writes": lines(u.mirror_writes),
         "awaits_between_diff_and_write": lines([e for e in between if e.kind in ("await", "lock")]),
         "locks": lines(u.of("lock")),
         "sends": lines([e for e in after if e.kind == "send"]),

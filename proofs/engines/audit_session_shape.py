@@ -56,13 +56,19 @@ _Rule = tuple[str | None, str]
 def _mirror_update(u: UpdateFacts, facts: SessionFacts) -> _Rule:
     mirror = u.view[0]
     after = u.after_diff
-    writes = [e for e in after if e in u.view_writes]
-    if not u.view_writes:
+    writes = [e for e in after if e in u.mirror_writes]
+    if not u.mirror_writes:
         acked = [w for w in facts.writers if w.resolves_acks]
         where = f"; it changes in {acked[0].function} ({acked[0].event.where})" if acked else ""
-        return "on-events", f"{u.file}:{u.line} the push never writes self.{mirror}{where}"
+        others = sorted({e.attr for e in u.view_writes if e.attr is not None})
+        kept = (
+            "; the push writes only " + ", ".join(f"self.{a}" for a in others) + ", beside it"
+            if others
+            else ""
+        )
+        return "on-events", f"{u.file}:{u.line} the push never writes self.{mirror}{where}{kept}"
     if not writes:
-        first = u.view_writes[0]
+        first = u.mirror_writes[0]
         return None, f"{first.where} the push writes self.{first.attr} before its diff only"
     write = writes[0]
     sends = [e for e in after[: after.index(write)] if e.kind == "send"]

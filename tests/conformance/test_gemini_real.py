@@ -2,7 +2,7 @@
 `RealtimeSession` of livekit-plugins-google 1.8.9 (in the `livekit` extra;
 skipped where it is not installed): scripted reproductions, then the lockstep
 adapter of `proofs/adapters/gemini` over the catalog, its confirmed marks and
-the drop window the model lacks.
+the drop window.
 
 The session is built without a connection (its connect task is cancelled before
 it runs) and given a stand-in active session, so `update_chat_ctx` runs its real
@@ -33,7 +33,7 @@ from model import (
     parse_environment,
 )
 from model.shape_verdicts import SHAPE_FAILURES
-from model.shapes import MirrorUpdate
+from model.shapes import DropWindow, MirrorUpdate
 from proofs.engines.conformance import compose
 from proofs.engines.conformance.lockstep import trace_steps
 from proofs.engines.conformance.run import check_variant, replay_trace
@@ -192,12 +192,15 @@ def test_the_known_state_is_set_at_send_not_on_return() -> None:
     assert holds.verdict is not Verdict.COUNTEREXAMPLE
 
 
-def test_a_push_between_the_drop_and_the_session_noticing_it_is_sent_twice() -> None:
-    """What the model lacks (found by the scheduled Hypothesis mode): the real session
-    learns of a drop only when its receive loop fails, and a push in between queues
-    its append on the fresh channel, which the next connection sends after the rebuild
-    from the known state that already holds the item. The model's drop is atomic, so
-    the harness reports a mismatch, and the new server holds out1 twice."""
+def test_the_drop_window_is_the_real_class_s_and_a_model_without_it_is_caught() -> None:
+    """Found by the scheduled Hypothesis mode before the model had it: the real session
+    learns of a drop when its receive loop fails, and stops treating the connection as
+    active only once its connect task has closed it; a push in between queues its
+    append on the fresh channel, which the next connection sends after the rebuild
+    from the known state that already holds the item. With the window in the model
+    (`DropWindow.QUEUED`, ended by the drop's second `disconnect`) the real class and
+    the model agree at every step and both find out1 twice on the new server; the model
+    with the window switched off is caught at the drop."""
     from proofs.engines.conformance import Lockstep, Mismatch, parse_steps
 
     config = Config(
@@ -207,12 +210,17 @@ def test_a_push_between_the_drop_and_the_session_noticing_it_is_sent_twice() -> 
         shape=SHAPES_BY_NAME["gemini"],
     )
     run = Lockstep(config, real_gemini)
-    for step in parse_steps("call T0; call T1 + disconnect @1"):
+    for step in parse_steps("call T0; call T1 + disconnect @1; disconnect; connect"):
         run.apply(step)
-    with pytest.raises(Mismatch, match=r"to_server: model \[\], implementation \[create out1"):
-        run.apply(parse_steps("connect")[0])
-    with run.loop.running():
-        run.adapter.server_apply()
-    run.loop.run_until_blocked()
+    assert run.state.connected is True and [op.item for op in run.state.to_server] == ["out1"]
+    run.apply(parse_steps("server-apply T1 out1")[0])
     assert run.adapter.observe().server == ("msg0", "out1", "out1")
+    assert run.violations[Invariant.NOTHING_TWICE].item == "out1"
+    run.close()
+
+    off = attrs.evolve(config, shape=attrs.evolve(config.shape, drop_window=DropWindow.NONE))
+    run = Lockstep(off, real_gemini)
+    run.apply(parse_steps("call T0")[0])
+    with pytest.raises(Mismatch, match=r"to_server: model \[\], implementation \[create out1"):
+        run.apply(parse_steps("call T1 + disconnect @1")[0])
     run.close()

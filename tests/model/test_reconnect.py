@@ -1,5 +1,7 @@
 """The reconnect as data: what is re-sent, the mirror's empty window, the rebuild's
-lock, and the verdicts of livekit 1.8.9's released reconnect (`openai-reconnect`)."""
+lock, the verdicts of livekit 1.8.9's released reconnect (`openai-reconnect`), and
+the drop window (what a push does between the drop and the session giving the
+connection up)."""
 
 from __future__ import annotations
 
@@ -23,12 +25,14 @@ from model import (
     step,
 )
 from model.shapes import (
+    DropWindow,
     ReconnectLock,
     ReconnectMirror,
     ReconnectResends,
     SessionLock,
+    WindowRebuild,
 )
-from model.state import REBUILD, EventKind
+from model.state import REBUILD, Dropped, EventKind
 from proofs.engines.explore import explore
 
 RECONNECTS = Environment(reconnects=True)
@@ -140,3 +144,59 @@ def test_the_defaults_are_the_one_step_rebuild() -> None:
     assert shape.reconnect_resends is ReconnectResends.AWAITED
     assert RELEASED.reconnect_mirror is ReconnectMirror.EMPTIED
     assert attrs.evolve(RELEASED, name="openai", summary="", source="") != SHAPES_BY_NAME["openai"]
+
+
+# -- the drop window (`SessionShape.drop_window`) ---------------------------------------
+
+GEMINI = SHAPES_BY_NAME["gemini"]
+
+
+def _window(value: DropWindow, labels: str) -> State:
+    shape = attrs.evolve(GEMINI, drop_window=value)
+    return _run(_config("lock5", "overlapping-push", shape), labels)
+
+
+def test_a_push_in_the_drop_window_does_what_the_shape_says() -> None:
+    """After the drop the session still treats its connection as active: the tool push
+    diffs and (queued, lost) sets its known state; only the second disconnect makes it
+    keep requests back."""
+    queued = _window(DropWindow.QUEUED, "disconnect;call T0")
+    assert queued.connected is Dropped.UNNOTICED and queued.kept is None
+    assert queued.mirror == ("msg0", "out1") and [op.item for op in queued.to_server] == ["out1"]
+    lost = _window(DropWindow.LOST, "disconnect;call T0")
+    assert lost.mirror == ("msg0", "out1") and not lost.to_server and "out1" in lost.sent
+    refused = _window(DropWindow.REFUSED, "disconnect;call T0")
+    assert refused.mirror == ("msg0",) and not refused.to_server
+    assert refused.tasks[0].pc is Pc.FAILED and "out1" not in refused.sent
+    noticed = _window(DropWindow.QUEUED, "disconnect;disconnect;call T0")
+    assert noticed.connected is False and noticed.kept == ("msg0", "out1")
+    none = _window(DropWindow.NONE, "disconnect;call T0")
+    assert none.connected is False and none.kept == ("msg0", "out1")
+
+
+def test_the_queued_append_goes_after_a_rebuild_that_holds_its_item() -> None:
+    state = _window(DropWindow.QUEUED, "disconnect;call T0;disconnect;connect")
+    assert state.server == ("msg0", "out1") and [op.item for op in state.to_server] == ["out1"]
+    config = _config("lock5", "overlapping-push", GEMINI)
+    found = explore(config, (Invariant.NOTHING_TWICE,)).findings[0]
+    assert found.verdict is Verdict.COUNTEREXAMPLE and found.violation is not None
+    assert found.violation.item == "out1"
+
+
+def test_a_rebuild_that_leaves_out_the_queued_items_sends_each_once() -> None:
+    """The other `WindowRebuild` value: a session that knows which ids it queued and has
+    not sent (Gemini's `_unsent_item_ids` is such a set) rebuilds without them."""
+    fixed = attrs.evolve(GEMINI, window_rebuild=WindowRebuild.UNQUEUED_THEN_QUEUE)
+    config = _config("lock5", "overlapping-push", fixed)
+    state = _run(config, "disconnect;call T0;disconnect;connect")
+    assert state.server == ("msg0",) and [op.item for op in state.to_server] == ["out1"]
+    found = explore(config, (Invariant.NOTHING_TWICE,)).findings[0]
+    assert found.verdict is Verdict.HOLDS
+
+
+def test_only_gemini_has_a_drop_window() -> None:
+    """openai queues a push on one channel whether or not a drop was noticed, the duplex
+    and three-way sessions have no reconnect: none of them has a window (docs/model.md)."""
+    assert {s.name for s in SHAPES_BY_NAME.values() if s.drop_window is not DropWindow.NONE} == {
+        "gemini"
+    }

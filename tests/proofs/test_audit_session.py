@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from model import SHAPES_BY_NAME
 from proofs.cli.audit import main
 from proofs.engines.audit import AuditConfig, audit_paths, audit_session_paths, emit_sites
 from proofs.engines.audit_session import find_sessions
@@ -70,8 +71,10 @@ EXPECTED = {
     "impl": (
         "on-events", "creates-and-deletes", "across-acks", "awaited", "as-events", "none", "none",
     ),
+    # the push writes only its record of ops in flight (`_outstanding`, the expected
+    # view's other half); the mirror changes in the base's event handler
     "three-way": (
-        "at-send", "creates-and-deletes", "none", "awaited", "as-events", "none", "none",
+        "on-events", "creates-and-deletes", "none", "awaited", "as-events", "none", "none",
     ),
 }  # fmt: skip
 
@@ -132,6 +135,9 @@ def test_evidence_names_the_lines_of_providers_md(real: dict[str, InferredShape]
     assert gemini.evidence["while_disconnected"].startswith("realtime_api.py:708")
     assert "no await between the diff and this write" in gemini.evidence["mirror_update"]
     assert real["three-way"].facts.primary.view == ("_mirror", "_outstanding")
+    three_way = real["three-way"].evidence["mirror_update"]
+    assert "never writes self._mirror" in three_way and "SessionBase._on_event" in three_way
+    assert "writes only self._outstanding, beside it" in three_way
 
 
 def test_the_push_facts_name_the_awaits_between_the_diff_and_the_mirror_write(
@@ -259,6 +265,16 @@ MUTANTS = [
         "none",
     ),
     (
+        # the at-send the audit read before it told the mirror from the record of
+        # ops in flight: a push that does set its mirror as it sends is read so
+        "three-way",
+        "        self._outstanding.append(Outstanding(op, future))\n",
+        "        self._outstanding.append(Outstanding(op, future))\n"
+        "        self._mirror = self._mirror\n",
+        "mirror_update",
+        "at-send",
+    ),
+    (
         "impl",
         "                await self._await_acks(futures)\n",
         "                await self._await_acks(futures)\n"
@@ -272,12 +288,14 @@ LABELS = {
     "duplex": "duplex_adapter.py",
     "gemini": "realtime_api.py",
     "impl": "impl/session.py",
+    "three-way": "impl/three_way.py",
 }
 CLASSES = {
     "openai": "RealtimeSession",
     "duplex": "_DuplexRealtimeSession",
     "gemini": "RealtimeSession",
     "impl": "RealtimeSession",
+    "three-way": "ThreeWaySession",
 }
 
 
@@ -295,7 +313,9 @@ def test_a_mutant_yields_the_changed_field(
     texts: dict[str, str],
     real: dict[str, InferredShape],
 ) -> None:
-    shape = shapes_of((LABELS[file], mutate(texts[file], old, new)))[CLASSES[file]]
+    # the three-way session's base is impl's, read with it (as `real` reads it)
+    beside = (("impl/session.py", texts["impl"]),) if file == "three-way" else ()
+    shape = shapes_of(*beside, (LABELS[file], mutate(texts[file], old, new)))[CLASSES[file]]
     assert shape.session.get(name) == value, shape.evidence[name]
     changed = {f for f in FIELDS if shape.session.get(f) != real[file].session.get(f)}
     if file == "duplex" and name == "model_items":
@@ -362,7 +382,10 @@ def test_emit_sites_writes_the_session_file_and_it_loads(
     assert main(["audit", str(IMPL), str(THREE_WAY), "--session-class", "ThreeWaySession",
                  "--emit-sites", "-"]) == 0  # fmt: skip
     data = json.loads(capsys.readouterr().out)
-    assert data["session"]["mirror_update"] == "at-send"
+    # field by field, the catalog's record of ackguard's three-way session
+    record = SHAPES_BY_NAME["three-way"]
+    assert {f: data["session"][f] for f in FIELDS} == {f: getattr(record, f).value for f in FIELDS}
+    assert data["push"]["mirror_writes"] == []
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,16 @@ a server turn whose input transcription is the item's id, complete at once,
 which the session's own receive loop turns into a user message of its known
 state (under an id of its own making, which the adapter maps back by its
 text). A disconnect loses what is in flight and breaks the session's socket, so
-its receive loop fails and its own connect task closes the session and tries
-again (at once: the harness's only clock is the ack clock); the connect is
-that attempt succeeding, on a new server session that starts empty, to which
-the session sends its known state (the request kept back meanwhile, if any).
+its receive loop fails and its own connect task leaves its connection's block,
+whose close of the dead socket waits (`StandInClient.connect`): that is the
+drop window, where the session still treats the connection as active and a
+push queues its appends on the fresh channel (they are in flight from then on,
+as the model's `to_server` has them). The drop's second disconnect lets the
+close finish: the connect task gives the session up and tries again (at once:
+the harness's only clock is the ack clock); the connect is that attempt
+succeeding, on a new server session that starts empty, to which the session
+sends its known state (the request kept back meanwhile, if any), then what
+its channel queued in the window.
 
 A queued event names no sender on the wire: the adapter records which push
 task queued each one (the session's `_send_client_event`, wrapped on the
@@ -46,6 +52,7 @@ from livekit.agents.types import APIConnectOptions
 from livekit.plugins.google.realtime import realtime_api
 
 from model import EventKind, OpKind, SessionShape
+from model.state import Dropped
 from proofs.adapters.duplex.agent import RealSessionFramework
 from proofs.engines.conformance import AdapterFactory, FrameworkView, WireOp, compose
 
@@ -110,7 +117,15 @@ class StandInClient:
             framework.server.rebuild(())  # a new server session starts empty
         live = StandInLive(framework)
         framework.live = live
-        yield live
+        try:
+            yield live
+        finally:
+            if live.dropped:
+                # closing a dead socket waits for a close handshake that never comes:
+                # the session's connect task leaves this block, and gives the session
+                # up, only when the harness's second disconnect says (the drop window)
+                framework.closing = asyncio.Event()
+                await framework.closing.wait()
 
     async def _aclose(self) -> None:
         return None
@@ -131,6 +146,9 @@ class GeminiFramework(RealSessionFramework):
         self.unexpected: list[str] = []
         #: Set while the session waits to reconnect; the harness's connect sets it.
         self.reopen: asyncio.Event | None = None
+        #: Set while the connect task closes a dropped connection (the drop window);
+        #: the harness's second disconnect sets it.
+        self.closing: asyncio.Event | None = None
         self.server.on_deliver = self._deliver
         model = realtime_api.RealtimeModel(api_key="unused", conn_options=_NoWait())
         # the session makes its genai client as it starts; it gets the stand-in instead
@@ -147,10 +165,15 @@ class GeminiFramework(RealSessionFramework):
 
         def recorded(event: Any) -> None:
             if isinstance(event, realtime_api._ChatCtxContent | realtime_api._ChatCtxToolResponse):
-                self.queued.append(asyncio.current_task())
                 # sent once queued: the channel is the socket writer's queue, and a drop
                 # loses what is in it as it loses what is on the wire
                 self.server.sent |= {self._named(item) for item in event.item_ids}
+                if self.in_window():
+                    # the fresh channel waits for the next connection: its appends are
+                    # in flight from now on, and its send task's later send is this one
+                    self._stage(event, asyncio.current_task())
+                else:
+                    self.queued.append(asyncio.current_task())
             queue(event)
 
         session._send_client_event = recorded  # type: ignore[method-assign]
@@ -175,11 +198,33 @@ class GeminiFramework(RealSessionFramework):
             self.unexpected.append(f"a turn {ids} was sent that no push queued")
             return
         origin = self.queued.popleft()
+        if origin is _STAGED:  # queued in the drop window: in flight since then
+            return
+        self._send(ids, origin)
+
+    def _send(self, ids: list[str], origin: object) -> None:
         request = self.requests.get(origin, ())
         for item in ids:
             position = request.index(item) if item in request else 0
             after = request[position - 1] if position else None
             self.server.send(WireOp(OpKind.CREATE, item, after, self.livekit[item], origin))
+
+    def in_window(self) -> bool:
+        """Whether the session has seen its receive loop fail and still treats the
+        dropped connection as active (`Dropped.UNNOTICED` in the model)."""
+        return (
+            self.live is not None
+            and self.live.dropped
+            and self.real._active_session is not None
+            and self.real._session_should_close.is_set()
+        )
+
+    def _stage(self, event: Any, origin: object) -> None:
+        """An append queued in the drop window, in flight in the order it was queued;
+        the next connection's send task sends it, which `sent` then passes over."""
+        texts = [part.text for turn in getattr(event, "turns", None) or () for part in turn.parts]
+        self._send([text for text in texts if text], origin)
+        self.queued.append(_STAGED)
 
     def _named(self, wire_id: str) -> str:
         for name, item in self.livekit.items():
@@ -193,9 +238,15 @@ class GeminiFramework(RealSessionFramework):
     # -- the connection (`Reconnecting`) ---------------------------------------------
 
     def disconnect(self) -> None:
-        """Every op and event in flight is lost, and the session's socket breaks."""
+        """Every op and event in flight is lost, and the session's socket breaks; the
+        second disconnect of a drop lets the session's connect task close it."""
         if self.live is None:
             raise RuntimeError("no session is connected")
+        if self.live.dropped:
+            if self.closing is None or self.closing.is_set():
+                raise RuntimeError("the session is not closing a dropped connection")
+            self.closing.set()
+            return
         self.server.drop()
         self.live.drop()
 
@@ -207,7 +258,14 @@ class GeminiFramework(RealSessionFramework):
 
     def observe(self) -> FrameworkView:
         view = super().observe()
-        return attrs.evolve(view, connected=self.real._active_session is not None, kept=self.kept())
+        active = self.real._active_session is not None
+        connected: bool | Dropped = active
+        if active and self.live is not None and self.live.dropped:
+            connected = Dropped.UNNOTICED
+        # `FrameworkView.connected` is typed bool, older than the window's third value;
+        # the abstraction copies it into `State.connected` (`bool | Dropped`) as it is
+        changes: dict[str, Any] = {"connected": connected, "kept": self.kept()}
+        return attrs.evolve(view, **changes)
 
     def _deliver(self) -> None:
         event = self.server.delivered[0]
@@ -244,6 +302,10 @@ class GeminiFramework(RealSessionFramework):
         if self.live is not None:
             self.live.closed = True
             self.live.arrived.set()
+
+
+#: `GeminiFramework.queued`'s mark for an append the drop window put in flight already.
+_STAGED = object()
 
 
 class _NoWait(APIConnectOptions):
