@@ -33,6 +33,7 @@ from model.shapes import (
     SHAPES_BY_NAME,
     Acks,
     Diff,
+    DropWindow,
     MirrorUpdate,
     ModelItems,
     OnReconnect,
@@ -40,6 +41,7 @@ from model.shapes import (
     SessionLock,
     SessionShape,
     WhileDisconnected,
+    WindowRebuild,
 )
 from model.sites import (
     SITES,
@@ -52,6 +54,7 @@ from model.sites import (
 )
 from model.state import (
     REBUILD,
+    Dropped,
     Event,
     EventKind,
     Lock,
@@ -103,6 +106,8 @@ __all__ = [
     "Channel",
     "Config",
     "Diff",
+    "DropWindow",
+    "Dropped",
     "Environment",
     "Event",
     "EventKind",
@@ -137,6 +142,7 @@ __all__ = [
     "Verdict",
     "Violation",
     "WhileDisconnected",
+    "WindowRebuild",
     "agreement_at_rest",
     "by_construction",
     "check",

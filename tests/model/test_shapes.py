@@ -148,6 +148,8 @@ def test_a_reconnect_rebuilds_the_server_from_the_mirror_and_resends_what_is_awa
 def test_a_kept_back_request_is_adopted_and_sent_on_connect() -> None:
     config = _config("lock5", "gemini", "overlapping-push", Environment(reconnects=True))
     dropped = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
+    # the session notices the drop (the end of its drop window), then keeps requests
+    dropped = step(dropped, config, Move(MoveKind.DISCONNECT))
     pushed = step(dropped, config, Move(MoveKind.CALL, 0))
     assert pushed.kept == ("msg0", "out1") and pushed.tasks[0].pc is Pc.DONE
     assert pushed.mirror == ("msg0",) and not pushed.to_server
