@@ -117,13 +117,21 @@ def _end(config: Config) -> State:
     return state
 
 
-@pytest.mark.parametrize("other", ["pr-1843", "python"])
-def test_the_comparison_fails_against_another_configuration(
-    before: cases_js.JsReplay, other: str
-) -> None:
-    # pr-1843 drops out1 before the push (nothing reaches the server); the Python
-    # rebuild keeps call1: the real 1.7.0 matches neither
-    assert _disagreements(_config(other), before)
+def test_the_comparison_fails_against_the_python_rebuild(before: cases_js.JsReplay) -> None:
+    # the Python rebuild keeps call1: from the connect on, the real 1.7.0 differs
+    assert _disagreements(_config("python"), before)[0] == "connect"
+
+
+def test_the_release_sends_what_pr_1843_would_drop(before: cases_js.JsReplay) -> None:
+    # under #1843 the push drops out1 before sending; 1.7.0 sent it (and it was refused)
+    config = _config("pr-1843")
+    state = initial_state(config)
+    for move in MOVES[:3]:
+        state = step(state, config, move)
+    assert MOVES[2].label() == "call T0" and state.to_server == ()
+    assert "out1" not in state.local
+    assert before.refused == ("out1",) and "out1" in before.local
+    assert _disagreements(config, before) == ["server-apply T0 out1: not enabled"]
 
 
 def test_no_release_has_pr_1843(install: Path) -> None:
