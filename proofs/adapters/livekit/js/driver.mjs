@@ -20,6 +20,8 @@ let model;
 let session;
 let received = 0;
 let reconnected = 0;
+// client events the session wrote to a socket, by type (it emits this just before)
+const sent = {};
 const pushes = [];
 
 function item(spec) {
@@ -49,6 +51,7 @@ const commands = {
     session = model.session();
     session.on('openai_server_event_received', () => { received += 1; });
     session.on('session_reconnected', () => { reconnected += 1; });
+    session.on('openai_client_event_queued', (ev) => { sent[ev.type] = (sent[ev.type] ?? 0) + 1; });
     session.on('error', () => {});
     return {};
   },
@@ -73,6 +76,7 @@ const commands = {
       mirror: session.chatCtx.items.map((i) => i.id),
       received,
       reconnected,
+      sent: { ...sent },
       pushes: pushes.map((p) => ({ ...p })),
     };
   },
