@@ -278,8 +278,9 @@ CASE_4876 = Case(
         Fix(
             name="pr-4876",
             confirmed=(
-                "livekit-agents 1.8.9, a later release with the fix: the call keeps its id "
-                "and the push sends nothing (tests/livekit/test_cases_real_a.py)"
+                "livekit-agents 1.4.4, the first release with the fix, and 1.6.5 and 1.8.9 "
+                "after it: the call keeps its id and the push sends nothing; a push before "
+                "the tool starts still deletes call1 (tests/livekit/test_cases_real_a.py)"
             ),
             summary="the function call keeps the server's item id",
             variant="unlocked",
@@ -372,7 +373,8 @@ CASE_5886 = Case(
         Fix(
             name="pr-5887",
             confirmed=(
-                "livekit-agents 1.8.9, a later release with the fix, sends the delete "
+                "livekit-agents 1.6.5, the first release with the fix, and 1.8.9 send the "
+                "delete; 1.4.4, which has #4876 but not this fix, still withholds it "
                 "(tests/livekit/test_cases_real_a.py)"
             ),
             summary="delete what the application trimmed, even with empty content",
@@ -537,8 +539,10 @@ _JS_BEFORE = evolve(
     source=_JS_SOURCE,
 )
 
-#: #1843 (open): a tool output whose function call is not in the session's
-#: context is dropped before the push, and left out of the agent's history too.
+#: #1843 (open, not merged): a tool output whose function call is not in the
+#: session's context is dropped before the push, and left out of the agent's history
+#: too. No release has it: agents-js main (read 2026-08-21) and every npm release of
+#: @livekit/agents up to 1.9.0 lack its filter (filterFunctionCallOutputsForRealtimeSession).
 _JS_1843 = evolve(
     _JS_BEFORE,
     name="agents-js-1843",
@@ -586,14 +590,22 @@ CASE_AGENTS_JS_1843 = Case(
     ),
     before=Fix(
         name="before",
+        confirmed=(
+            "@livekit/agents-plugin-openai 1.7.0 with @livekit/agents 1.7.0, under node over "
+            "the gated socket, move by move: the rebuild leaves call1 off the new server, "
+            "out1 is sent and refused, and call1 is lost under agreement-at-rest as in the "
+            "model; the first client event after the reconnect is never sent "
+            "(tests/livekit/test_cases_real_js.py)"
+        ),
         summary="agents-js: rebuild without function items; the orphaned output is sent "
         "and refused",
         variant="unlocked",
         shape=_JS_BEFORE,
         link="https://github.com/livekit/agents-js/blob/main/plugins/openai/src/realtime/"
         "realtime_model.ts",
-        # read in the published packages (excludeFunctionCall in the plugin's reconnect,
-        # no orphan filter in @livekit/agents 1.7.0); not replayed against node
+        # the plugin's reconnect copies its context with excludeFunctionCall, and
+        # @livekit/agents 1.7.0 pushes tool outputs with no orphan filter; replayed on
+        # both under node (proofs/adapters/livekit/cases_js.py)
         release="@livekit/agents-plugin-openai==1.7.0",
         fails=(
             Expected(
@@ -612,6 +624,7 @@ CASE_AGENTS_JS_1843 = Case(
             shape=_JS_1843,
             link="https://github.com/livekit/agents-js/pull/1843",
             status="proposal",
+            # no release: not merged, and no @livekit/agents on npm up to 1.9.0 has it
             release="",
             fails=(
                 Expected(

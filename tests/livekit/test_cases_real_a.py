@@ -4,7 +4,8 @@ The model's counterexample before each fix is replayed on the release's own code
 (`proofs.adapters.livekit.cases_a`: its mirror type, its function-call handler, its
 diff; no socket): on livekit-agents 1.4.2, before #4876 and #5887, it sends what the
 model's configuration before the fix sends, and so loses what the report says; on
-the installed 1.8.9 it sends what the configuration after the fix sends. Case 1's
+the first release with each fix (1.4.4 for #4876, 1.6.5 for #5887) and on the
+installed 1.8.9 it sends what the configuration after the fix sends. Case 1's
 proposals were never merged: no release, no confirmation.
 """
 
@@ -58,24 +59,36 @@ REPLAYS: dict[str, tuple[str, Config, Trace]] = {
 }
 
 
-def _run(version: str) -> dict[str, dict[str, Any]]:
+#: The releases replayed besides the installed one: before the fixes, the first with
+#: #4876 (and not #5887), the first with #5887.
+BEFORE, FIRST_4876, FIRST_5887 = "1.4.2", "1.4.4", "1.6.5"
+
+
+@pytest.fixture(scope="module")
+def reports(livekit_version: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every replay on every release, each release's replays in one subprocess (the
+    installed release's in-process), the subprocesses at once."""
     from proofs.adapters.livekit import cases_a
 
+    versions = [BEFORE, FIRST_4876, FIRST_5887, livekit_version]
+    replays = [(config, trace) for _, config, trace in REPLAYS.values()]
     try:
-        reports = cases_a.run(version, [(config, trace) for _, config, trace in REPLAYS.values()])
+        found = cases_a.run_releases(versions, replays)
     except ReleaseUnavailable as error:
         _unavailable(str(error))
-    return dict(zip(REPLAYS, reports, strict=True))
+    return {v: dict(zip(REPLAYS, found[v], strict=True)) for v in versions}
 
 
 @pytest.fixture(scope="module")
-def before() -> dict[str, dict[str, Any]]:
-    return _run("1.4.2")
+def before(reports: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    return reports[BEFORE]
 
 
 @pytest.fixture(scope="module")
-def after(livekit_version: str) -> dict[str, dict[str, Any]]:
-    return _run(livekit_version)
+def after(
+    reports: dict[str, dict[str, dict[str, Any]]], livekit_version: str
+) -> dict[str, dict[str, Any]]:
+    return reports[livekit_version]
 
 
 def _model_after(label: str, fix: str) -> list[list[list[str]]]:
@@ -112,27 +125,45 @@ def test_case_2_before_the_learned_call_is_deleted_and_sent_again_under_a_fresh_
     assert report["renamed"] == [[["delete", "call1"], ["create", fresh_id("call1")]]]
 
 
+def _release(
+    reports: dict[str, dict[str, dict[str, Any]]], version: str, installed: str
+) -> dict[str, dict[str, Any]]:
+    return reports[installed if version == "installed" else version]
+
+
+@pytest.mark.parametrize("version", [FIRST_4876, FIRST_5887, "installed"])
 def test_case_2_after_the_call_keeps_its_id_and_the_push_sends_nothing(
-    after: dict[str, dict[str, Any]],
+    reports: dict[str, dict[str, dict[str, Any]]], livekit_version: str, version: str
 ) -> None:
-    report = after["4876-learned"]
+    report = _release(reports, version, livekit_version)["4876-learned"]
     assert report["fresh"]["call1"] == "call1"
     assert report["renamed"] == _model_after("4876-learned", "pr-4876") == [[]]
     # the model before the fix would not match this release: the comparison can fail
     assert report["renamed"] != report["model"]
 
 
+@pytest.mark.parametrize("version", [FIRST_4876, FIRST_5887, "installed"])
 def test_case_2_after_the_window_of_case_1_still_deletes_the_call(
-    after: dict[str, dict[str, Any]],
+    reports: dict[str, dict[str, dict[str, Any]]], livekit_version: str, version: str
 ) -> None:
-    report = after["4876-window"]
+    report = _release(reports, version, livekit_version)["4876-window"]
     assert report["renamed"] == _model_after("4876-window", "pr-4876")
     assert ["delete", "call1"] in report["renamed"][0]
 
 
-def test_case_4_before_the_trim_sends_no_delete_and_after_it_does(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+def test_case_4_the_first_release_with_4876_still_withholds_the_trim(
+    reports: dict[str, dict[str, dict[str, Any]]],
 ) -> None:
-    assert before["5886-trim"]["renamed"] == [[]]
-    assert after["5886-trim"]["renamed"] == _model_after("5886-trim", "pr-5887")
-    assert after["5886-trim"]["renamed"] == [[["delete", "audio1"]]]
+    # 1.4.4 is after #4876 and before #5887: the record's shape for it withholds too
+    report = reports[FIRST_4876]["5886-trim"]
+    assert report["renamed"] == report["model"] == [[]]
+
+
+@pytest.mark.parametrize("version", [FIRST_5887, "installed"])
+def test_case_4_before_the_trim_sends_no_delete_and_after_it_does(
+    reports: dict[str, dict[str, dict[str, Any]]], livekit_version: str, version: str
+) -> None:
+    assert reports[BEFORE]["5886-trim"]["renamed"] == [[]]
+    report = _release(reports, version, livekit_version)["5886-trim"]
+    assert report["renamed"] == _model_after("5886-trim", "pr-5887")
+    assert report["renamed"] == [[["delete", "audio1"]]]

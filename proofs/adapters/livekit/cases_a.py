@@ -10,9 +10,12 @@ socket: the session object is a stand-in holding only what those methods read,
 so the replay checks the session's diff and ids, not its websocket or locks.
 
 The installed release (1.8.9) runs in-process. livekit-agents 1.4.2 (before
-livekit/agents #4876 and #5887) is installed under `.cache/livekit/1.4.2` as the
-other releases are (`releases.py`), with the two packages it needs that 1.8.9
-does not (httpx, httpcore), and runs in a subprocess (`run`).
+livekit/agents #4876 and #5887), 1.4.4 (the first with #4876) and 1.6.5 (the
+first with #5887) are each installed under `.cache/livekit/<version>` as the
+other releases are (`releases.py`), with the packages they need that 1.8.9 does
+not (httpx, httpcore). One subprocess imports the dependencies they share and
+forks a child per release, which runs every replay asked of it (`run_releases`,
+`main`).
 
 Nothing here imports livekit at module level.
 """
@@ -20,9 +23,12 @@ Nothing here imports livekit at module level.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import types
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +45,34 @@ from proofs.adapters.livekit.releases import (
 from proofs.engines.trace import Trace
 from proofs.errors import ReleaseUnavailable
 
-#: The release before #4876 and #5887, and what `pip install --no-deps` needs for it.
+#: The release before #4876 and #5887.
 BEFORE = "1.4.2"
-BEFORE_REQUIREMENTS: tuple[str, ...] = (
-    "livekit-agents==1.4.2",
-    "livekit-plugins-openai==1.4.2",
-    "httpx==0.28.1",
-    "httpcore==1.0.9",
-)
-
+#: The releases replayed in a subprocess, and what `pip install --no-deps` needs for
+#: each beside the installed release's dependencies: 1.4.2 (before #4876 and #5887),
+#: 1.4.4 (the first with #4876) and 1.6.5 (the first with #5887). Each imports httpx,
+#: which the installed release replaced. Each pins an older livekit (rtc) build, and
+#: runs on the installed one instead: the replay reads no room, track or frame, so
+#: the pin does not reach it, and all three fork from one process (`main`).
+REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "1.4.2": (
+        "livekit-agents==1.4.2",
+        "livekit-plugins-openai==1.4.2",
+        "httpx==0.28.1",
+        "httpcore==1.0.9",
+    ),
+    "1.4.4": (
+        "livekit-agents==1.4.4",
+        "livekit-plugins-openai==1.4.4",
+        "httpx==0.28.1",
+        "httpcore==1.0.9",
+    ),
+    "1.6.5": (
+        "livekit-agents==1.6.5",
+        "livekit-plugins-openai==1.6.5",
+        "httpx==0.28.1",
+        "httpcore==1.0.9",
+    ),
+}
 #: One action of a script: ("mirror", item, kind, after), ("learn", item, kind),
 #: ("push", task, drops, adds); items by their model names.
 Action = list[Any]
@@ -201,53 +226,142 @@ def drive(start: dict[str, list[list[str]]], actions: list[Action]) -> dict[str,
 # -- running it ---------------------------------------------------------------------
 
 
-def ensure_before(cache: Path = CACHE) -> tuple[Path, float]:
-    """Install livekit-agents 1.4.2 under the cache (once); its folder and the seconds."""
-    return install_into(cache / BEFORE, BEFORE_REQUIREMENTS)
+def ensure_release(version: str, cache: Path = CACHE) -> tuple[Path, float]:
+    """Install release `version` under the cache (once); its folder and the seconds."""
+    return install_into(cache / version, REQUIREMENTS[version])
 
 
 def run(version: str, replays: list[tuple[Config, Trace]]) -> list[dict[str, Any]]:
-    """Replay each (config, trace) on release `version`: the installed one in-process,
-    1.4.2 in one subprocess for all. Each report adds "model" (the model's ops per push)
-    and "renamed" (the release's ops under the model's names)."""
+    """Replay each (config, trace) on release `version` (`run_releases` for one)."""
+    return run_releases([version], replays)[version]
+
+
+def _run_others(groups: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The subprocess that replays every release not installed (`main`)."""
+    result = run_module(None, ["proofs.adapters.livekit.cases_a"], json.dumps(groups))
+    if result.returncode != 0:
+        raise ReleaseUnavailable(
+            f"the livekit-agents replay of {', '.join(g['version'] for g in groups)} "
+            f"failed: {result.stderr.strip()[-3000:]}"
+        )
+    reports: list[list[dict[str, Any]]] = json.loads(result.stdout)
+    return dict(zip((g["version"] for g in groups), reports, strict=True))
+
+
+def run_releases(
+    versions: Sequence[str], replays: list[tuple[Config, Trace]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Replay each (config, trace) on each release in `versions`: the installed one
+    in-process, every other one (each in `REQUIREMENTS`) from one subprocess for
+    all of them, one forked child per release (`main`). Each report adds "model" (the
+    model's ops per push) and "renamed" (the release's ops under the model's names)."""
     scripts = [(initial_items(config), *script_of(config, trace)) for config, trace in replays]
     requests: list[dict[str, Any]] = [
         {"start": start, "actions": actions} for start, actions, _ in scripts
     ]
-    if version == installed_version():
-        # the release's channels bind to the current event loop, and an earlier
-        # asyncio.run in this process leaves none: the replay gets one of its own
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
+    installed = installed_version()
+    unknown = [v for v in versions if v != installed and v not in REQUIREMENTS]
+    if unknown:
+        raise ReleaseUnavailable(f"no replay of casebook cases on livekit-agents {unknown[0]}")
+    found: dict[str, list[dict[str, Any]]] = {}
+    groups: list[dict[str, Any]] = [
+        {"version": v, "path": str(ensure_release(v)[0]), "requests": requests}
+        for v in versions
+        if v != installed
+    ]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the other releases' subprocess runs while this one replays the installed
+        other = pool.submit(_run_others, groups) if groups else None
+        if installed in versions:
+            assert installed is not None
+            # the release's channels bind to the current event loop, and an earlier
+            # asyncio.run in this process leaves none: the replay gets one of its own
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            try:
+                found[installed] = [drive(r["start"], r["actions"]) for r in requests]
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+        if other is not None:
+            found.update(other.result())
+    for version in versions:
+        for report, (config, _), (_, _, model_ops) in zip(
+            found[version], replays, scripts, strict=True
+        ):
+            if report["release"] != version:
+                raise ReleaseUnavailable(
+                    f"the replay ran livekit-agents {report['release']}, not {version}"
+                )
+            report["model"] = model_ops
+            report["renamed"] = [
+                model_names(config, ops, report["fresh"]) for ops in report["pushes"]
+            ]
+    return {v: found[v] for v in versions}
+
+
+#: The installed dependencies the releases import, and that make up most of a
+#: release's import time (the openai SDK's type modules the most); none is in a
+#: release's folder (`REQUIREMENTS`). One the installed openai lacks is skipped.
+_SHARED = (
+    "openai",
+    "openai.types.realtime",
+    "openai.types.beta.realtime",
+    "openai.types.chat",
+    "openai.types.responses",
+    "openai.types.audio",
+    "aiohttp",
+    "numpy",
+    "pydantic",
+)
+
+
+def _replay_in_child(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """Replay one release's scripts in a forked child of this process: the child puts
+    the release first on its path and imports it afresh; its reports come back
+    through a pipe."""
+    import os
+    import traceback
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read)
+        code = 0
         try:
-            reports = [drive(r["start"], r["actions"]) for r in requests]
+            sys.path.insert(0, group["path"])
+            data = json.dumps([drive(r["start"], r["actions"]) for r in group["requests"]])
+            with os.fdopen(write, "w") as pipe:
+                pipe.write(data)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
         finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-    elif version == BEFORE:
-        target, _ = ensure_before()
-        result = run_module(target, ["proofs.adapters.livekit.cases_a"], json.dumps(requests))
-        if result.returncode != 0:
-            raise ReleaseUnavailable(
-                f"the livekit-agents {version} replay failed: {result.stderr.strip()[-3000:]}"
-            )
-        reports = json.loads(result.stdout)
-    else:
-        raise ReleaseUnavailable(f"no replay of casebook cases on livekit-agents {version}")
-    for report, (config, _), (_, _, model_ops) in zip(reports, replays, scripts, strict=True):
-        if report["release"] != version:
-            raise ReleaseUnavailable(
-                f"the replay ran livekit-agents {report['release']}, not {version}"
-            )
-        report["model"] = model_ops
-        report["renamed"] = [model_names(config, ops, report["fresh"]) for ops in report["pushes"]]
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise SystemExit(f"the livekit-agents {group['version']} replay failed")
+    reports: list[dict[str, Any]] = json.loads(data)
     return reports
 
 
 def main() -> None:
-    """`python -m proofs.adapters.livekit.cases_a`: scripts on stdin, reports on stdout."""
-    requests = json.load(sys.stdin)
-    json.dump([drive(r["start"], r["actions"]) for r in requests], sys.stdout)
+    """`python -m proofs.adapters.livekit.cases_a`: on stdin a list of releases (their
+    folder and scripts); on stdout each one's reports. This process imports the
+    shared dependencies once (`_SHARED`), then forks one child per release, which
+    imports only that release's livekit-agents and OpenAI plugin: no release sees
+    another's modules, and the import time common to all is paid once."""
+    import importlib
+
+    groups = json.load(sys.stdin)
+    for name in _SHARED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    json.dump([_replay_in_child(group) for group in groups], sys.stdout)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,42 @@ def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float
     return target, time.perf_counter() - started
 
 
+def npm_install_into(target: Path, package: Path) -> tuple[Path, float]:
+    """`npm ci` of the `package.json`, `package-lock.json` (and `.npmrc`, if any) in
+    `package` into TARGET (TARGET/node_modules), once, behind the same marker and
+    lock file as `install_into` (the marker holds those files' text: a new pin
+    reinstalls). Install scripts are not run: the releases' native parts ship
+    prebuilt."""
+    files = tuple(
+        name
+        for name in ("package.json", "package-lock.json", ".npmrc")
+        if (package / name).exists()
+    )
+    wanted = "\n".join((package / name).read_text() for name in files)
+    marker = target / ".ackguard-complete"
+    if marker.exists() and marker.read_text() == wanted:
+        return target, 0.0
+    started = time.perf_counter()
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text() == wanted:
+            return target, time.perf_counter() - started
+        for name in files:
+            (target / name).write_text((package / name).read_text())
+        command = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, check=False, cwd=target
+            )
+        except FileNotFoundError:
+            raise ReleaseUnavailable("npm is not on the PATH") from None
+        if result.returncode != 0:
+            raise ReleaseUnavailable(f"npm ci in {target} failed: {result.stderr.strip()[-2000:]}")
+        marker.write_text(wanted)
+    return target, time.perf_counter() - started
+
+
 def run_module(
     release: Path | None, argv: Sequence[str], stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
