@@ -90,6 +90,10 @@ def _m(kind: MoveKind, task: int | None = None, item: str | None = None) -> Move
         # the local context learns each item once
         ([_m(MoveKind.LEARN, item="i1"), _m(MoveKind.LEARN, item="i2")], True),
         ([_m(MoveKind.LEARN, item="i1"), _m(MoveKind.LEARN, item="i1")], False),
+        # a drop empties both FIFOs: no move taking a FIFO head beside it; a call may be
+        ([_m(MoveKind.DISCONNECT), _m(MoveKind.SERVER_APPLY, 0, "a")], False),
+        ([_m(MoveKind.CLIENT_APPLY, 0, "a"), _m(MoveKind.CONNECT)], False),
+        ([_m(MoveKind.CALL, 1), _m(MoveKind.DISCONNECT)], True),
     ],
 )
 def test_burst_channels_read_off_the_move_table(moves: list[Move], together: bool) -> None:

@@ -328,7 +328,15 @@ BURST_KEYS: dict[MoveKind, Callable[[Move], object]] = {
 
 
 def burst_compatible(moves: Sequence[Move]) -> bool:
-    """Stimuli that can arrive together: one per channel and per task or item."""
+    """Stimuli that can arrive together: one per channel and per task or item. A
+    drop or reconnect empties both FIFOs, so it shares a burst with no move that
+    takes a FIFO's head (the order inside the burst would decide whether the head
+    is still there)."""
+    specs = [MOVES[move.kind] for move in moves if move.kind in MOVES]
+    if any(spec.actor is Actor.NETWORK for spec in specs) and any(
+        spec.takes is not None for spec in specs
+    ):
+        return False
     keys: set[object] = set()
     for move in moves:
         key_of = BURST_KEYS.get(move.kind)
