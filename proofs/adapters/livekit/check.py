@@ -29,7 +29,7 @@ from attrs import evolve
 
 from model import OPTIONS_BY_NAME, Config, Environment, Invariant, Scenario, Verdict
 from model.scenarios import SCENARIOS, Call
-from model.shapes import SHAPES_BY_NAME, SessionShape
+from model.shapes import SHAPES_BY_NAME, InterruptionEnd, SessionShape
 from model.sites import with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.releases import (
@@ -124,7 +124,10 @@ def release_shape(variant: str) -> SessionShape:
     (livekit's OpenAI session), with the facts of the released plugin that the
     catalog's record leaves off, one `evolve` field per fact."""
     shape = SHAPES_BY_NAME[VARIANTS_BY_NAME[variant].shape]
-    return evolve(shape)
+    return evolve(
+        shape,
+        interruption_end=InterruptionEnd.ON_DONE_EVENT,
+    )
 
 
 def release_config(
