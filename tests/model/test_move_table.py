@@ -17,6 +17,7 @@ from model import (
     CASES_BY_NAME,
     MOVES,
     SCENARIOS_BY_NAME,
+    SITES_BY_NAME,
     VARIANTS_BY_NAME,
     Call,
     Config,
@@ -209,3 +210,28 @@ def test_the_old_value_ends_the_generation_in_the_call() -> None:
     for _, move, after in _transitions(at_once):
         assert all(op.kind is not OpKind.CANCEL for op in after.to_server), move.label()
         assert all(task.pc not in (Pc.WAIT_DONE, Pc.ENDED) for task in after.tasks)
+
+
+def test_the_engines_that_end_a_generation_at_once_refuse_the_value() -> None:
+    import pytest
+
+    from proofs.engines.compact import unsupported
+    from proofs.engines.fol.modelled import coverage
+    from proofs.engines.fol.system import Cell
+    from proofs.engines.smt.encoding import refuse_unmodelled
+    from proofs.errors import UnsupportedConfig
+
+    for config in ON_DONE_CONFIGS:
+        assert "interruption_end" in (unsupported(config) or "")
+        with pytest.raises(UnsupportedConfig):
+            refuse_unmodelled(config)
+        # the first-order model reads no speech turn; on the catalog's sites it
+        # refuses the shape by its fields
+        sites = tuple(SITES_BY_NAME[call.site] for call in config.scenario.calls)
+        cell = Cell(config.variant, sites, config.environment, shape=config.shape)
+        assert "session shape" in coverage(cell)
+        # the catalog's record, with the same sites and scenario, is theirs
+        old = attrs.evolve(config, shape=SHAPES_BY_NAME["openai"])
+        assert unsupported(old) is None
+        refuse_unmodelled(old)
+        assert coverage(attrs.evolve(cell, shape=SHAPES_BY_NAME["openai"])) == ""
