@@ -8,6 +8,9 @@ import pytest
 
 from tests.livekit.conftest import _installed, _unavailable
 
+#: The first push's create goes out before the second reply's `response.create`.
+FIRST_PUSH_FIRST = ["conversation.item.create", "response.create"]
+
 INV1 = "no-unintended-delete"
 INV2 = "agreement-at-rest"
 
@@ -114,7 +117,48 @@ def _run() -> dict[str, Any]:
             "errors": row["errors"],
         }
     assert release.version == "1.8.8", release.version
-    return {"report": report, "pairs": rows}
+    return {"report": report, "pairs": rows, "order": second_reply_order()}
+
+
+def second_reply_order() -> list[str]:
+    """The client events on their way to the server once the first of two interrupted
+    generations has read its `response.done`, with the second reply queued before
+    the first was interrupted (so the scheduler authorizes it when the first is
+    marked done) and only the current speech interrupted, as a user's speech does."""
+    from model import Move, MoveKind
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
+
+    class Queued(PluginAdapter):
+        def _set_up(self) -> None:
+            super()._set_up()
+            self.deferred = frozenset()
+            for index in (0, 1):
+                with self.loop.running():
+                    self._prepare(index, "interrupted-tool-outputs")
+                self.loop.run_until_blocked()
+                while self._release_background():
+                    self.loop.run_until_blocked()
+            assert self.activity._current_speech is self.handles[0]
+
+        def call(self, task: int) -> None:
+            assert task == 0
+            self.called.add(task)
+            self.rt.interrupting = task
+            self.activity._current_speech.interrupt()
+            self.rt.interrupt()
+
+    release = RELEASES_BY_VERSION[str(installed_version())]
+    scenario = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (1, 1))
+    session = PluginFollow(release_config(release.variant, scenario, scenario.environment), Queued)
+    try:
+        for kind in (MoveKind.CALL, MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY):
+            session.give(Move(kind, 0))
+        return [str(event.get("type")) for event in session.adapter.conn.to_server]
+    finally:
+        session.close()
 
 
 def test_two_interrupted_tool_outputs_keep_both_over_the_plugin(pairs: dict[str, Any]) -> None:
@@ -151,6 +195,16 @@ def test_a_model_that_ends_the_generation_at_once_does_not_match(pairs: dict[str
     assert row["matches"] is False
     assert row["model_broken"] == [INV2, INV1]
     assert row["real_broken"] == [] and row["lost"] == []
+
+
+def test_the_second_reply_follows_the_first_push_on_the_socket(run: dict[str, Any]) -> None:
+    # so its generation, its tool call and its cancel come behind the push's ack
+    assert run["order"] == FIRST_PUSH_FIRST
+
+
+def test_so_does_the_installed_release_s(livekit_version: str) -> None:
+    del livekit_version  # the fixture skips (or fails under CI) without livekit
+    assert second_reply_order() == FIRST_PUSH_FIRST
 
 
 if __name__ == "__main__":
