@@ -30,7 +30,8 @@ and `response.output_text.delta`/`.done`, for a function call
 stays open after its outputs are added (a message's text held back, a
 function call complete; no `response.done`) until
 `finish_response` or the client's `response.cancel` (then `response.done` with
-status `cancelled`).
+status `cancelled`, recorded in `answers` as the answer to that cancel, so a
+harness can gate the two as one op and its event).
 
 It binds 127.0.0.1 on a free port only and closes itself after `max_lifetime`.
 """
