@@ -202,13 +202,10 @@ def test_the_second_reply_follows_the_first_push_on_the_socket(run: dict[str, An
     assert run["order"] == FIRST_PUSH_FIRST
 
 
-def test_so_does_the_installed_release_s(livekit_version: str) -> None:
-    del livekit_version  # the fixture skips (or fails under CI) without livekit
-    assert second_reply_order() == FIRST_PUSH_FIRST
-
-
 if __name__ == "__main__":
     import json
     import sys
 
-    json.dump(_run(), sys.stdout)
+    # `--order`: only `second_reply_order` on the installed release (1.8.9 by hand:
+    # the subprocess above is 1.8.8's, and a plugin run in-process costs seconds)
+    json.dump(second_reply_order() if "--order" in sys.argv else _run(), sys.stdout)
