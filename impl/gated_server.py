@@ -30,7 +30,8 @@ and `response.output_text.delta`/`.done`, for a function call
 stays open after its outputs are added (a message's text held back, a
 function call complete; no `response.done`) until
 `finish_response` or the client's `response.cancel` (then `response.done` with
-status `cancelled`).
+status `cancelled`, recorded in `answers` as the answer to that cancel, so a
+harness can gate the two as one op and its event).
 
 It binds 127.0.0.1 on a free port only and closes itself after `max_lifetime`.
 """
@@ -157,6 +158,10 @@ class GatedConnection(_Connection):
         #: Each response started, by response id: its script (None: started unasked).
         self.started: dict[str, Response | None] = {}
         self._handling: str | None = None
+        #: The client event each server event answers, by server event id, where the
+        #: harness needs to know: a `response.done` ending a response the client's
+        #: `response.cancel` asked to end maps to that cancel's event id.
+        self.answers: dict[str, str | None] = {}
         self._received = asyncio.Event()
 
     # -- the socket: read everything at once, write only what the harness releases ------
@@ -218,7 +223,7 @@ class GatedConnection(_Connection):
         elif kind == "response.create":
             self._respond(event)
         elif kind == "response.cancel":
-            self._cancel()
+            self._cancel(event)
         else:
             # anything else a real session sends (tool updates are session.update too;
             # audio buffer events) is accepted without an answer, as the real server
@@ -355,9 +360,13 @@ class GatedConnection(_Connection):
             }
         )
 
-    def _cancel(self) -> None:
+    def _cancel(self, event: JSON) -> None:
+        """End the open response; its `response.done` answers this cancel. With none
+        open nothing is emitted (the real server answers with an error that the
+        client waits for nothing on)."""
         if self._open is not None:
             self.finish_response("cancelled")
+            self.answers[str(self.to_client[-1]["event_id"])] = event.get("event_id")
 
     @property
     def responding(self) -> bool:

@@ -94,9 +94,11 @@ class MoveSpec:
         """What tells two enabled moves of this kind apart: 'task', 'item' or 'none'.
 
         The server and client moves name a task and an item, but only one of each
-        can be enabled at a time (the head of their FIFO). The model's next item
-        names its item too, but the state fixes which one (the pool's next), so it
-        is one move as well.
+        can be enabled at a time (the head of their FIFO); a cancel op and its done
+        event (`OpKind.CANCEL`, `EventKind.DONE`) travel in those FIFOs too and are
+        delivered by the same moves, named by their task and the word `response`.
+        The model's next item names its item too, but the state fixes which one (the
+        pool's next), so it is one move as well.
         """
         if self.takes is not None:
             return "none"
@@ -126,7 +128,8 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_task=True,
             names_item=False,
             gives=Channel.TO_SERVER,
-            summary="a site is called; with both locks free it diffs and sends at once",
+            summary="a site is called; with both locks free it diffs and sends at once "
+            "(a call that interrupts a generation ending on its done event sends its cancel)",
         ),
         MoveSpec(
             MoveKind.WAKE,
@@ -134,7 +137,8 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_task=True,
             names_item=False,
             gives=Channel.TO_SERVER,
-            summary="a task handed a lock runs on: snapshot, diff, send",
+            summary="a task handed a lock, or whose interrupted generation has ended, runs "
+            "on: snapshot, diff, send",
         ),
         MoveSpec(
             MoveKind.RESUME,
@@ -150,7 +154,8 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_item=True,
             takes=Channel.TO_SERVER,
             gives=Channel.TO_CLIENT,
-            summary="the server applies the next op (or refuses one it cannot apply)",
+            summary="the server applies the next op (or refuses one it cannot apply); a "
+            "cancel ends the response and is answered by a done event",
         ),
         MoveSpec(
             MoveKind.SERVER_REJECT,
@@ -160,7 +165,7 @@ MOVES: dict[MoveKind, MoveSpec] = {
             takes=Channel.TO_SERVER,
             gives=Channel.TO_CLIENT,
             option="rejections",
-            summary="the server rejects the next op, whatever it is",
+            summary="the server rejects the next item op, whatever it is",
         ),
         MoveSpec(
             MoveKind.CLIENT_APPLY,
@@ -168,7 +173,8 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_task=True,
             names_item=True,
             takes=Channel.TO_CLIENT,
-            summary="the session applies the next event to its mirror and resolves its ack",
+            summary="the session applies the next event to its mirror and resolves its ack; "
+            "a done event ends the interrupted generation it answers",
         ),
         MoveSpec(
             MoveKind.MODEL_CREATES,

@@ -24,6 +24,7 @@ from model.shapes import (
     Diff,
     DropWindow,
     DuplicateRejection,
+    InterruptionEnd,
     LocalTail,
     MirrorUpdate,
     ModelItems,
@@ -42,6 +43,7 @@ from model.shapes import (
 from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
 from model.state import (
     REBUILD,
+    RESPONSE,
     Dropped,
     Event,
     EventKind,
@@ -94,6 +96,15 @@ class Config:
     def local_update(self, task: int) -> LocalUpdate:
         """When task `task` changes the local context under this variant."""
         return self.variant.local_update(self.site(task))
+
+    def ends_on_done(self, task: int) -> bool:
+        """Whether task `task`'s call interrupts a generation that ends only when the
+        server's done event for its cancel reaches the session (`InterruptionEnd`):
+        the shape says so and the site is inside a generation current at the start."""
+        return (
+            self.shape.interruption_end is InterruptionEnd.ON_DONE_EVENT
+            and self.site(task).speech.from_start
+        )
 
     def three_way(self) -> bool:
         """Whether the session diffs three ways (an expected view, requests with a base)."""
@@ -217,13 +228,17 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     if starters and all(state.tasks[t].pc is Pc.IDLE for t in starters):
         return index not in starters
     return any(
-        other != index and config.site(other).speech.across_push and task.pc in _CALLED
+        other != index
+        and (task.pc in _ENDING or (config.site(other).speech.across_push and task.pc in _CALLED))
         for other, task in enumerate(state.tasks)
     )
 
 
 #: The program counters of a push that has been called and has not returned.
 _CALLED: frozenset[Pc] = frozenset({Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND})
+#: An interrupted generation that has not reached its push yet: it is still the
+#: current speech, whatever its site does with the turn once it pushes.
+_ENDING: frozenset[Pc] = frozenset({Pc.WAIT_DONE, Pc.ENDED})
 
 
 def _may_call(state: State, config: Config, index: int) -> bool:
@@ -243,7 +258,10 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
                     state.with_task(index, pc=Pc.COPIED, copy=state.local),
                 )
             elif _may_call(state, config, index):
-                yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
+                if config.ends_on_done(index):
+                    yield Move(MoveKind.CALL, index), _interrupt(state, index)
+                else:
+                    yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
         elif task.pc is Pc.COPIED:
             assert task.copy is not None
             if _may_call(state, config, index):
@@ -254,6 +272,18 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
             yield Move(MoveKind.WAKE, index), _diff_and_send(state, config, index)
         elif (task.pc is Pc.WAIT_ACKS and not task.pending) or task.pc is Pc.WAIT_SEND:
             yield Move(MoveKind.RESUME, index), _finish(state, config, index, Pc.DONE)
+        elif task.pc is Pc.ENDED:
+            # the generation has ended: the site runs as a call does, from its local update
+            yield Move(MoveKind.WAKE, index), _call(state, config, index, state.local)
+
+
+def _interrupt(state: State, index: int) -> State:
+    """The call interrupts the generation (`InterruptionEnd.ON_DONE_EVENT`): its cancel
+    joins the op FIFO behind every op sent before it, and nothing else happens until
+    the done event that answers it reaches the session."""
+    cancel = Op(OpKind.CANCEL, RESPONSE, None, index)
+    state = evolve(state, to_server=(*state.to_server, cancel))
+    return state.with_task(index, pc=Pc.WAIT_DONE)
 
 
 def _call(state: State, config: Config, index: int, copy: tuple[str, ...]) -> State:
@@ -488,7 +518,8 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         # the rebuild's creates are no push's: their moves name no task
         sender = None if op.task == REBUILD else op.task
         yield Move(MoveKind.SERVER_APPLY, sender, op.item), _server_apply(state, config)
-        if _enabled(env, MoveKind.SERVER_REJECT):
+        # `rejections` refuses item ops; a cancel of the response under way is answered
+        if _enabled(env, MoveKind.SERVER_REJECT) and op.kind is not OpKind.CANCEL:
             yield Move(MoveKind.SERVER_REJECT, sender, op.item), _server_reject(state, op)
     if state.to_client:
         event = state.to_client[0]
@@ -597,7 +628,7 @@ def _connect(state: State, config: Config) -> State:
         for op in task.ops
         if op.key in task.pending and op not in state.to_server
     )
-    state = evolve(state, connected=True, kept=None)
+    state = _end_interrupted(evolve(state, connected=True, kept=None))
     if shape.reconnect_mirror is ReconnectMirror.AT_ONCE:
         items = frozenset(mirror)
         return evolve(
@@ -630,6 +661,21 @@ def _connect(state: State, config: Config) -> State:
     if rebuild and shape.reconnect_lock is ReconnectLock.SESSION_LOCK:
         state = evolve(state, provider_lock=state.provider_lock.take(REBUILD))
     return state
+
+
+def _end_interrupted(state: State) -> State:
+    """A reconnect ends the generation under way (the session closes it once the
+    rebuild is sent): a task still waiting for its done event runs on, and a cancel
+    queued while disconnected asks the new server to end nothing."""
+    if not any(task.pc is Pc.WAIT_DONE for task in state.tasks):
+        return state
+    return evolve(
+        state,
+        to_server=tuple(op for op in state.to_server if op.kind is not OpKind.CANCEL),
+        tasks=tuple(
+            evolve(task, pc=Pc.ENDED) if task.pc is Pc.WAIT_DONE else task for task in state.tasks
+        ),
+    )
 
 
 def _function_item(config: Config, item: str) -> bool:
@@ -687,6 +733,10 @@ def _enabled(env: Environment, kind: MoveKind) -> bool:
 
 def _server_apply(state: State, config: Config) -> State:
     op, rest = state.to_server[0], state.to_server[1:]
+    if op.kind is OpKind.CANCEL:
+        # the server ends the response and says so behind the answers it gave before
+        done = Event(EventKind.DONE, RESPONSE, task=op.task)
+        return evolve(state, to_server=rest, to_client=(*state.to_client, done))
     server = state.server
     if not config.shape.sends_deletes:
         # an append: no anchor and no id the server checks, so it goes at the tail,
@@ -816,6 +866,10 @@ def _client_apply(state: State, config: Config) -> State:
     ack it answers."""
     event, rest = state.to_client[0], state.to_client[1:]
     state = evolve(state, to_client=rest)
+    if event.kind is EventKind.DONE:
+        # the interrupted generation ends; its task runs on to its push by itself
+        assert event.task is not None and state.tasks[event.task].pc is Pc.WAIT_DONE
+        return state.with_task(event.task, pc=Pc.ENDED)
     shape = config.shape
     three_way = config.three_way()
     on_events = shape.mirror_update is MirrorUpdate.ON_EVENTS

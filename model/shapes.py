@@ -257,6 +257,23 @@ class LocalTail(enum.Enum):
     LOCAL_ONLY = "local-only"
 
 
+class InterruptionEnd(enum.Enum):
+    """When an interrupted generation ends, so that its push (the cleanup, the
+    interrupted tool outputs) can start. The field reads `Site.speech.from_start`
+    to know which calls interrupt a generation; a site that waits for no speech turn
+    interrupts nothing the model knows of, and pushes at its call under both values."""
+
+    #: In the step that interrupts it, with nothing sent (the catalog's records).
+    AT_ONCE = "at-once"
+    #: When the server's answer to the cancel reaches the session: the call sends a
+    #: cancel op on the op FIFO, behind every op sent before it; the server answers
+    #: it with a done event on the event FIFO, behind the answers to those ops; the
+    #: generation ends when the session applies that event, and its push runs on in
+    #: a step of its own (livekit's OpenAI session: `response.cancel` and the
+    #: `response.done` it causes, on the one websocket).
+    ON_DONE_EVENT = "on-done-event"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -297,6 +314,8 @@ class SessionShape:
     remote_item_added: RemoteItemAdded = RemoteItemAdded.IGNORED
     #: What the local context holds after the start's items beyond the model (`LocalTail`).
     local_tail: LocalTail = LocalTail.NONE
+    #: When an interrupted generation ends (`InterruptionEnd`).
+    interruption_end: InterruptionEnd = InterruptionEnd.AT_ONCE
 
     @property
     def locks_across_acks(self) -> bool:

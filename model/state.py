@@ -18,6 +18,14 @@ class OpKind(enum.Enum):
 
     CREATE = "create"
     DELETE = "delete"
+    #: Cancel the response under way (`InterruptionEnd.ON_DONE_EVENT`): no item; its
+    #: `Op.item` is `RESPONSE`, and the server answers it with a `DONE` event.
+    CANCEL = "cancel"
+
+
+#: The item word of a cancel op and of its done event: they name the response, not
+#: an item, so no diff, mirror or invariant ever reads it.
+RESPONSE = "response"
 
 
 #: The sender of a reconnect's rebuild creates (and the holder of the session lock
@@ -60,6 +68,8 @@ class EventKind(enum.Enum):
     ADDED = "added"
     DELETED = "deleted"
     REJECTED = "rejected"
+    #: The server ended the response a cancel op asked it to end (`response.done`).
+    DONE = "done"
 
 
 @frozen
@@ -93,10 +103,24 @@ class Pc(enum.Enum):
     DONE = "done"
     #: The push ended with an error: its ack wait timed out.
     FAILED = "failed"
+    #: Interrupted, it sent a cancel op and awaits the done event that answers it
+    #: before its push (`InterruptionEnd.ON_DONE_EVENT`).
+    WAIT_DONE = "wait-done"
+    #: Its done event has reached the session: the generation has ended, and the
+    #: task runs on to its push by itself.
+    ENDED = "ended"
 
 
 RUNNING: frozenset[Pc] = frozenset(
-    {Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND}
+    {
+        Pc.COPIED,
+        Pc.WAIT_ACTIVITY,
+        Pc.WAIT_PROVIDER,
+        Pc.WAIT_ACKS,
+        Pc.WAIT_SEND,
+        Pc.WAIT_DONE,
+        Pc.ENDED,
+    }
 )
 
 

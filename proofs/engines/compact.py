@@ -245,6 +245,8 @@ def unsupported(config: Config) -> str | None:
         return "the compact encoding has no reconnect"
     if shape.orphan_outputs is not OrphanOutputs.UNCHECKED:
         return "the compact encoding does not tell function outputs apart (orphan_outputs)"
+    if any(config.ends_on_done(task) for task in range(len(config.scenario.calls))):
+        return "the compact encoding ends an interrupted generation at once (interruption_end)"
     return None
 
 

@@ -8,21 +8,41 @@ import pytest
 
 from tests.livekit.conftest import _installed, _unavailable
 
+#: The first push's create goes out before the second reply's `response.create`.
+FIRST_PUSH_FIRST = ["conversation.item.create", "response.create"]
+
+INV1 = "no-unintended-delete"
+INV2 = "agreement-at-rest"
+
 
 @pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    from proofs.adapters.livekit.releases import run_release
-    from proofs.errors import ReleaseUnavailable
+def run() -> dict[str, Any]:
+    """One subprocess against 1.8.8 for every test here (`_run`, below)."""
+    import json
+
+    from proofs.adapters.livekit.releases import ensure_release, installed_version, run_module
 
     _installed()
-    args = ["--provider", "plugin", "--no-sweep", "--pairs", "no"]
-    for name in ("overlapping-push", "replacement-first"):
-        args += ["--scenario", name]
-    try:
-        return run_release("1.8.8", args)
-    except ReleaseUnavailable as error:
-        _unavailable(str(error))
-        raise
+    target = None if installed_version() == "1.8.8" else ensure_release("1.8.8")[0]
+    result = run_module(target, ["tests.livekit.test_plugin_188"])
+    if result.returncode != 0:
+        _unavailable(f"the 1.8.8 run failed: {result.stderr.strip()[-2000:]}")
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+@pytest.fixture(scope="module")
+def report(run: dict[str, Any]) -> dict[str, Any]:
+    """`ackguard livekit --provider plugin --no-sweep --pairs no` for two catalog rows."""
+    release: dict[str, Any] = run["report"]
+    assert release["release"] == "1.8.8"
+    return release
+
+
+@pytest.fixture(scope="module")
+def pairs(run: dict[str, Any]) -> dict[str, Any]:
+    rows: dict[str, Any] = run["pairs"]
+    return rows
 
 
 def test_the_plugin_of_1_8_8_loses_what_the_model_says(report: dict[str, Any]) -> None:
@@ -35,3 +55,157 @@ def test_the_plugin_of_1_8_8_loses_what_the_model_says(report: dict[str, Any]) -
     assert rows["replacement-first"]["lost"] == ["note1"]
     assert rows["replacement-first"]["matches"] is True
     assert report["as_expected"]
+
+
+# -- the cancel and its done on the one socket (1.8.8's two pairs) ---------------------
+
+#: The two audited pairs of 1.8.8 that did not match while the release model ended an
+#: interrupted generation at once: (first site, second site, push lines).
+PAIRS = {
+    "pair-797-4740": ("replacement", "interrupted-tool-outputs", (797, 4740)),
+    "pair-4740-4740": ("interrupted-tool-outputs", "interrupted-tool-outputs", (4740, 4740)),
+}
+#: What the subprocess runs: (key, provider, pair, sweep, mutant). A pair whose model
+#: holds is swept (every interleaving the model allows); a pair whose model breaks is
+#: judged on the model's counterexamples replayed. `mutant`: the release model with
+#: the old value, which ends the interrupted generation at once.
+RUNS = (
+    ("plugin-4740", "plugin", "pair-4740-4740", True, False),
+    ("plugin-797", "plugin", "pair-797-4740", False, False),
+    ("standin-4740", "standin", "pair-4740-4740", True, False),
+    ("standin-797", "standin", "pair-797-4740", False, False),
+    ("mutant-4740", "plugin", "pair-4740-4740", False, True),
+)
+_KEPT = ("matches", "model_broken", "real_broken", "lost", "same_items", "sequences")
+
+
+def _run() -> dict[str, Any]:
+    """What the subprocess prints: the two catalog rows as the command reports them,
+    and `RUNS` on the installed release."""
+    from attrs import evolve
+
+    from model import SCENARIOS_BY_NAME
+    from model.shapes import InterruptionEnd
+    from proofs.adapters.livekit import check
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
+
+    release = RELEASES_BY_VERSION[str(installed_version())]
+    report = check.check_release(
+        [SCENARIOS_BY_NAME[name] for name in ("overlapping-push", "replacement-first")],
+        sweep=False,
+        provider="plugin",
+        pairs=False,
+    )
+    released = check.release_shape
+    rows: dict[str, Any] = {}
+    for key, provider, name, sweep, mutant in RUNS:
+        first, second, lines = PAIRS[name]
+        if mutant:
+            check.release_shape = lambda variant: evolve(  # type: ignore[assignment]
+                released(variant), interruption_end=InterruptionEnd.AT_ONCE
+            )
+        try:
+            row = check.check_scenario(
+                release, pair_scenario(first, second, lines), sweep=sweep, provider=provider
+            )
+        finally:
+            check.release_shape = released  # type: ignore[assignment]
+        rows[key] = {field: row[field] for field in _KEPT} | {
+            "push_lines": row["push_lines"],
+            "stepped": row["stepped_with_model"],
+            "errors": row["errors"],
+        }
+    assert release.version == "1.8.8", release.version
+    return {"report": report, "pairs": rows, "order": second_reply_order()}
+
+
+def second_reply_order() -> list[str]:
+    """The client events on their way to the server once the first of two interrupted
+    generations has read its `response.done`, with the second reply queued before
+    the first was interrupted (so the scheduler authorizes it when the first is
+    marked done) and only the current speech interrupted, as a user's speech does."""
+    from model import Move, MoveKind
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION, installed_version
+
+    class Queued(PluginAdapter):
+        def _set_up(self) -> None:
+            super()._set_up()
+            self.deferred = frozenset()
+            for index in (0, 1):
+                with self.loop.running():
+                    self._prepare(index, "interrupted-tool-outputs")
+                self.loop.run_until_blocked()
+                while self._release_background():
+                    self.loop.run_until_blocked()
+            assert self.activity._current_speech is self.handles[0]
+
+        def call(self, task: int) -> None:
+            assert task == 0
+            self.called.add(task)
+            self.rt.interrupting = task
+            self.activity._current_speech.interrupt()
+            self.rt.interrupt()
+
+    release = RELEASES_BY_VERSION[str(installed_version())]
+    scenario = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (1, 1))
+    session = PluginFollow(release_config(release.variant, scenario, scenario.environment), Queued)
+    try:
+        for kind in (MoveKind.CALL, MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY):
+            session.give(Move(kind, 0))
+        return [str(event.get("type")) for event in session.adapter.conn.to_server]
+    finally:
+        session.close()
+
+
+def test_two_interrupted_tool_outputs_keep_both_over_the_plugin(pairs: dict[str, Any]) -> None:
+    # the second generation's cancel is behind the first push's create on the socket,
+    # so its done is behind that create's ack and its push snapshots after it
+    row = pairs["plugin-4740"]
+    assert row["matches"] is True and row["errors"] == []
+    assert row["model_broken"] == [] and row["real_broken"] == [] and row["lost"] == []
+    assert row["sequences"] == 10 and row["push_lines"] == [4740]
+
+
+def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plugin(
+    pairs: dict[str, Any],
+) -> None:
+    # the model still loses the replacement's item where it is called after the
+    # interruption, and the real code loses the same item on that trace
+    row = pairs["plugin-797"]
+    assert row["matches"] is True and row["same_items"] is True and row["errors"] == []
+    assert row["model_broken"] == [INV2, INV1] and row["lost"] == ["note1"]
+    assert row["push_lines"] == [797, 4740]
+
+
+def test_the_stand_in_agrees_on_both_pairs(pairs: dict[str, Any]) -> None:
+    assert pairs["standin-4740"]["matches"] is True
+    assert pairs["standin-4740"]["real_broken"] == []
+    assert pairs["standin-797"]["matches"] is True
+    assert pairs["standin-797"]["lost"] == ["note1"]
+
+
+def test_a_model_that_ends_the_generation_at_once_does_not_match(pairs: dict[str, Any]) -> None:
+    # the mutant loses an output the real code keeps: its shortest trace interrupts
+    # the second generation before the first push's acks are in
+    row = pairs["mutant-4740"]
+    assert row["matches"] is False
+    assert row["model_broken"] == [INV2, INV1]
+    assert row["real_broken"] == [] and row["lost"] == []
+
+
+def test_the_second_reply_follows_the_first_push_on_the_socket(run: dict[str, Any]) -> None:
+    # so its generation, its tool call and its cancel come behind the push's ack
+    assert run["order"] == FIRST_PUSH_FIRST
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    # `--order`: only `second_reply_order` on the installed release (1.8.9 by hand:
+    # the subprocess above is 1.8.8's, and a plugin run in-process costs seconds)
+    json.dump(second_reply_order() if "--order" in sys.argv else _run(), sys.stdout)

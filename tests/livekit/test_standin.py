@@ -148,3 +148,33 @@ def test_the_server_answers_impossible_ops_with_errors(loop: VirtualTimeLoop) ->
         server.apply_next()
     assert [event.kind for event in server.to_client] == ["error", "error", "error"]
     assert server.ids() == ("msg0",)
+
+
+def test_a_cancel_queues_behind_earlier_ops_and_its_done_behind_their_answers(
+    loop: VirtualTimeLoop,
+) -> None:
+    from proofs.adapters.livekit.standin import CancelSender
+
+    session = _session(loop, "msg0")
+    ended: list[int] = []
+    session.on_done = ended.append
+    push = _push(loop, session, "msg0", "msg1")
+    with loop.running():
+        session.interrupt()  # nobody is interrupting: the old value sends nothing
+        session.interrupting = 3
+        session.interrupt()
+        session.interrupt()  # livekit's second cancel of the same interruption
+    assert [op.kind for op in session.server.to_server] == ["create", "cancel"]
+    assert session.server.to_server[1].origin == CancelSender(3)
+    with loop.running():
+        session.server.apply_next()
+        session.server.apply_next()
+    assert [event.kind for event in session.server.to_client] == ["added", "done"]
+    with loop.running():
+        session.deliver()
+    loop.run_until_blocked()
+    assert push.done() and ended == []
+    with loop.running():
+        session.deliver()
+    assert ended == [3] and session.mirror_ids() == ("msg0", "msg1")
+    assert session.server.ids() == ("msg0", "msg1")

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+import attrs
+
 from model import (
     CASES_BY_NAME,
     MOVES,
     SCENARIOS_BY_NAME,
+    SITES_BY_NAME,
     VARIANTS_BY_NAME,
     Call,
     Config,
@@ -25,7 +28,10 @@ from model import (
     initial_state,
     parse_environment,
     successors,
+    with_speech_turn,
 )
+from model.shapes import SHAPES_BY_NAME, InterruptionEnd
+from model.state import RESPONSE, Event, EventKind, Op, OpKind, Pc
 
 #: One call and a pool of two: both server items can wait to be learned at once.
 POOL_OF_TWO = Scenario(
@@ -62,6 +68,35 @@ CONFIGS.append(
         shape=_CASE_3.before.shape,
     )
 )
+
+#: livekit's OpenAI session whose interrupted generation ends on the server's done
+#: event, with the speech turn: a replacement beside interrupted tool outputs, and
+#: two interrupted generations (each call sends a cancel; the done is answered behind).
+ON_DONE = attrs.evolve(SHAPES_BY_NAME["openai"], interruption_end=InterruptionEnd.ON_DONE_EVENT)
+INTERRUPTED = (
+    Scenario(
+        "replacement-and-interrupted", "a replacement beside interrupted tool outputs",
+        (Call("replacement", ("note1",)), Call("interrupted-tool-outputs", ("iout2",))),
+        server=("msg0",),
+    ),
+    Scenario(
+        "two-interrupted", "a cleanup and interrupted tool outputs",
+        (Call("cleanup", drops=("asst1",)), Call("interrupted-tool-outputs", ("iout2",))),
+        server=("msg0", "asst1"), local=("msg0",),
+    ),
+)  # fmt: skip
+ON_DONE_CONFIGS = [
+    Config(
+        VARIANTS_BY_NAME[variant],
+        scenario,
+        parse_environment("rejections"),
+        extra_sites=with_speech_turn(),
+        shape=ON_DONE,
+    )
+    for variant in ("unlocked", "lock5")
+    for scenario in INTERRUPTED
+]
+CONFIGS.extend(ON_DONE_CONFIGS)
 
 
 def _reachable(config: Config) -> Iterator[list[Move]]:
@@ -106,3 +141,97 @@ def test_the_model_s_next_item_is_one_move_though_its_words_name_the_item() -> N
     spec = MOVES[MoveKind.MODEL_CREATES]
     assert spec.names_item and spec.identified_by == "none"
     assert MOVES[MoveKind.LEARN].identified_by == "item"
+
+
+def _transitions(config: Config) -> Iterator[tuple[State, Move, State]]:
+    start = initial_state(config)
+    seen: set[State] = {start}
+    todo = [start]
+    while todo:
+        state = todo.pop()
+        for move, successor in successors(state, config):
+            yield state, move, successor
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+
+
+def _cancels(state: State, task: int) -> int:
+    in_flight = [op for op in state.to_server if op.kind is OpKind.CANCEL and op.task == task]
+    answers = [e for e in state.to_client if e.kind is EventKind.DONE and e.task == task]
+    return len(in_flight) + len(answers)
+
+
+def test_the_cancel_and_its_done_queue_behind_what_was_sent_before() -> None:
+    seen = {"cancel": 0, "done": 0, "ended": 0}
+    for config in ON_DONE_CONFIGS:
+        for before, move, after in _transitions(config):
+            task = move.task
+            if move.kind is MoveKind.CALL and after.tasks[task].pc is Pc.WAIT_DONE:
+                # the interruption sends its cancel and nothing else, at the FIFO's tail
+                cancel = Op(OpKind.CANCEL, RESPONSE, None, task)
+                assert after.to_server == (*before.to_server, cancel)
+                assert (after.server, after.mirror, after.local) == (
+                    before.server, before.mirror, before.local
+                )  # fmt: skip
+                seen["cancel"] += 1
+            if before.to_server and before.to_server[0].kind is OpKind.CANCEL:
+                # only the server's apply takes a cancel: no rejection, and it is
+                # answered by a done event behind the answers already on their way
+                assert move.kind is not MoveKind.SERVER_REJECT
+                if move.kind is MoveKind.SERVER_APPLY:
+                    done = Event(EventKind.DONE, RESPONSE, task=task)
+                    assert move.item == RESPONSE and after.server == before.server
+                    assert after.to_client == (*before.to_client, done)
+                    seen["done"] += 1
+            if move.kind is MoveKind.CLIENT_APPLY and before.to_client[0].kind is EventKind.DONE:
+                assert after.tasks[task].pc is Pc.ENDED and after.mirror == before.mirror
+                seen["ended"] += 1
+            for index, state in enumerate(after.tasks):
+                # a push starts only once the done of its own cancel has been applied
+                if state.pc in (Pc.WAIT_DONE,):
+                    assert _cancels(after, index) == 1
+                if state.pc is Pc.WAIT_ACKS and config.ends_on_done(index):
+                    assert _cancels(after, index) == 0
+    assert all(seen.values()), seen
+
+
+def test_an_interrupted_generation_keeps_the_speech_turn_until_its_push() -> None:
+    # two interrupted generations: the second is called only once the first pushes
+    config = ON_DONE_CONFIGS[1]
+    for before, move, _ in _transitions(config):
+        if move.kind is MoveKind.CALL:
+            other = before.tasks[1 - move.task]
+            assert other.pc not in (Pc.WAIT_DONE, Pc.ENDED), move.label()
+
+
+def test_the_old_value_ends_the_generation_in_the_call() -> None:
+    at_once = attrs.evolve(ON_DONE_CONFIGS[0], shape=SHAPES_BY_NAME["openai"])
+    for _, move, after in _transitions(at_once):
+        assert all(op.kind is not OpKind.CANCEL for op in after.to_server), move.label()
+        assert all(task.pc not in (Pc.WAIT_DONE, Pc.ENDED) for task in after.tasks)
+
+
+def test_the_engines_that_end_a_generation_at_once_refuse_the_value() -> None:
+    import pytest
+
+    from proofs.engines.compact import unsupported
+    from proofs.engines.fol.modelled import coverage
+    from proofs.engines.fol.system import Cell
+    from proofs.engines.smt.encoding import refuse_unmodelled
+    from proofs.errors import UnsupportedConfig
+
+    for config in ON_DONE_CONFIGS:
+        assert "interruption_end" in (unsupported(config) or "")
+        with pytest.raises(UnsupportedConfig):
+            refuse_unmodelled(config)
+        # the first-order model reads no speech turn; on the catalog's sites it
+        # refuses the shape by its fields
+        sites = tuple(SITES_BY_NAME[call.site] for call in config.scenario.calls)
+        cell = Cell(config.variant, sites, config.environment, shape=config.shape)
+        assert "session shape" in coverage(cell)
+        # the catalog's record, with the same sites and scenario, is theirs
+        old = attrs.evolve(config, shape=SHAPES_BY_NAME["openai"])
+        assert unsupported(old) is None
+        refuse_unmodelled(old)
+        assert coverage(attrs.evolve(cell, shape=SHAPES_BY_NAME["openai"])) == ""

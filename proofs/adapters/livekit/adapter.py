@@ -49,8 +49,10 @@ from livekit.agents.voice.speech_handle import SpeechHandle
 
 from model import Config, OpKind, Pc, RequestSource
 from model.sites import SITES_BY_NAME
+from model.state import RESPONSE
 from proofs.adapters.livekit.probe import HolderLock, Phase, PushRecord, Tracker
 from proofs.adapters.livekit.standin import (
+    CancelSender,
     Generation,
     SentOp,
     StandInModel,
@@ -219,6 +221,10 @@ class LivekitAdapter:
         assert activity is not None
         self.activity = activity
         self.rt.probe = self.tracker
+        if any(self.config.ends_on_done(i) for i in range(len(scenario.calls))):
+            # the cancel and its done are the model's op and event: name them so
+            self.names[RESPONSE] = RESPONSE
+            self._wire_cancels()
         if hasattr(activity, "_rt_chat_ctx_lock"):
             assert not activity._rt_chat_ctx_lock.locked()
             activity._rt_chat_ctx_lock = HolderLock(self.tracker.on_activity_lock)
@@ -241,6 +247,26 @@ class LivekitAdapter:
 
     def _await_connection(self) -> None:
         """Run until the session's provider side is up (the stand-in is at once)."""
+
+    def _wire_cancels(self) -> None:
+        """The stand-in session ends a generation when its done event is applied."""
+
+        def done(call: int) -> None:
+            self._generation_ends(call)
+            self.generations[call].close()
+
+        self.rt.on_done = done
+
+    def _generation_ends(self, call: int) -> None:
+        """Call `call`'s done event reaches the session: a cleanup's push starts from
+        the live local context as it is now, so that is its base (`Task.base`)."""
+        if self.config.call(call).site == "cleanup":
+            self._cleanup_base[call] = frozenset(self._named(self._local_ids()))
+
+    def _generation_ended(self, index: int) -> bool:
+        """Whether call `index`'s generation has ended on the client side."""
+        generation = self.generations.get(index)
+        return generation is None or generation.ended
 
     def _seed_model_items(self) -> None:
         """Items the model produced before the scenario starts (a never-played
@@ -367,11 +393,16 @@ class LivekitAdapter:
         elif site in _INTERRUPTIBLE:
             if site == "cleanup":
                 self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
+            ends_on_done = self.config.ends_on_done(task)
+            if ends_on_done:
+                # the session's next cancel is this call's; its done ends the response
+                self.rt.interrupting = task
             if task in self.direct:
                 self.handles[task].interrupt()
             else:
                 self.session.interrupt()
-            self._end_cancelled(task)
+            if not ends_on_done:
+                self._end_cancelled(task)
         elif site == "replacement":
             ctx = self.copies.pop(task, None)
             if ctx is None:
@@ -387,7 +418,7 @@ class LivekitAdapter:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
 
     def _end_cancelled(self, task: int) -> None:
-        """The server ends the cancelled response."""
+        """The server ends the cancelled response at once (`InterruptionEnd.AT_ONCE`)."""
         self.generations[task].close()
 
     def server_apply(self) -> None:
@@ -508,6 +539,8 @@ class LivekitAdapter:
         return previous
 
     def _who(self, origin: object) -> int | None:
+        if isinstance(origin, CancelSender):
+            return origin.call
         for record in self.tracker.records.values():
             if record.task is origin and origin is not None:
                 return record.call
@@ -556,6 +589,9 @@ class LivekitAdapter:
         phase = self.phase(index)
         copy = self.copies.get(index)
         if record is None or phase is None:
+            interrupted = index in self.called and self.config.ends_on_done(index)
+            if interrupted and not self._generation_ended(index):
+                return TaskView(Pc.WAIT_DONE)  # interrupted; its done not yet applied
             if index in self.called:
                 return TaskView(Pc.IDLE)  # reported by errors(): the call reached no push
             if copy is not None:

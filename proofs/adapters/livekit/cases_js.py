@@ -160,7 +160,7 @@ def before_trace(config: Config, limit: int = 100_000) -> tuple[Move, ...]:
 
     def at_rest(state: State) -> bool:
         return (
-            state.connected
+            state.connected is True
             and not state.to_server
             and not state.to_client
             and all(t.pc in (Pc.DONE, Pc.FAILED) for t in state.tasks)

@@ -42,7 +42,13 @@ from model import (
     initial_state,
 )
 from model.scenarios import SCENARIOS, Call
-from model.shapes import SHAPES_BY_NAME, LocalTail, RemoteItemAdded, SessionShape
+from model.shapes import (
+    SHAPES_BY_NAME,
+    InterruptionEnd,
+    LocalTail,
+    RemoteItemAdded,
+    SessionShape,
+)
 from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.adapter import LivekitAdapter
@@ -274,6 +280,7 @@ def release_shape(variant: str) -> SessionShape:
         shape,
         remote_item_added=RemoteItemAdded.APPENDED_AFTER_LAST,
         local_tail=LocalTail.LOCAL_ONLY,
+        interruption_end=InterruptionEnd.ON_DONE_EVENT,
     )
 
 

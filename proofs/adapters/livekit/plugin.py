@@ -16,15 +16,22 @@ Each model move is one gated delivery or one public call:
 * learn: the server finishes that call (`output_item.done`); the plugin yields
   it and the tool's start puts it in the local context;
 * timeout: the push's own 5 s `asyncio.wait_for` timer fires
-  (`SocketLoop.fire`), and no other.
+  (`SocketLoop.fire`), and no other;
+* where the release model's interrupted generation ends on its done event
+  (`InterruptionEnd.ON_DONE_EVENT`): server-apply of a cancel op is the server
+  handling the `response.cancel` the interruption sent (it ends the response),
+  and client-apply of the done event is that `response.done` written to the
+  socket, after which the release's generation ends and its push runs.
 
-Session traffic (`session.update`, `response.create`, `response.cancel`, the
-`response.*` events, items outside the scenario) is let through the gate in
-order as soon as it is at the head of its FIFO: the model has no moves for it,
-and one websocket is one ordered stream, so it never overtakes an item op or
-event. The server's half of the observation is read from the gated server's
-own records; the session's half from the real session (`_remote_chat_ctx`,
-its lock, its ack futures).
+Other session traffic (`session.update`, `response.create`, a second
+`response.cancel`, the other `response.*` events, items outside the scenario)
+is let through the gate in order as soon as it is at the head of its FIFO: the
+model has no moves for it, and one websocket is one ordered stream, so it never
+overtakes an item op or event. Under a model whose interrupted generation ends
+at once (the catalog's records) the cancel and its done are such traffic too.
+The server's half of the observation is read from the gated server's own
+records; the session's half from the real session (`_remote_chat_ctx`, its
+lock, its ack futures).
 
 Two interrupted generations run one after the other, as livekit's speech
 scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
@@ -41,6 +48,7 @@ from typing import Any
 
 from impl.gated_server import Call, GatedConnection, GatedServer, Message, Response, is_item_op
 from model import Config, EventKind, Move, OpKind
+from model.state import RESPONSE
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
 from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck, quiet_close
@@ -81,6 +89,9 @@ class PluginAdapter(LivekitAdapter):
             else frozenset()
         )
         self._delivering: asyncio.Task[Any] | None = None
+        #: Whether the cancel of an interruption and its done are the model's op and
+        #: event (gated) rather than session traffic (set in `_wire_cancels`).
+        self.gates_cancels = False
         super().__init__(config, direct=frozenset())
         self.loop.on_blocked = self._release_background
 
@@ -169,15 +180,52 @@ class PluginAdapter(LivekitAdapter):
     def _end_cancelled(self, task: int) -> None:
         """The server ends the cancelled response when the session's cancel reaches it."""
 
+    def _wire_cancels(self) -> None:
+        """The cancel and its done are gated (`_scenario_op`, `_scenario_event`)."""
+        self.gates_cancels = True
+
+    def _generation_ended(self, index: int) -> bool:
+        """Whether the `response.done` of call `index`'s response has been written."""
+        ids = {
+            response_id
+            for conn in self.gated.connections
+            for response_id, script in conn.started.items()
+            if script is not None and script.tag == str(index)
+        }
+        return any(
+            event.get("type") == "response.done" and event["response"]["id"] in ids
+            for conn in self.gated.connections
+            for event in conn.written_log
+        )
+
+    def _cancel_call(self, event: dict[str, Any]) -> int | None:
+        """The call a gated `response.cancel` interrupts (None: other traffic)."""
+        if not self.gates_cancels or event.get("type") != "response.cancel":
+            return None
+        cancels: dict[str, int] = self.rt.cancels
+        return cancels.get(str(event.get("event_id")))
+
+    def _done_call(self, event: dict[str, Any]) -> int | None:
+        """The call whose cancel a `response.done` answers (None: other traffic)."""
+        if not self.gates_cancels or event.get("type") != "response.done":
+            return None
+        cancel = self.conn.answers.get(str(event.get("event_id")))
+        cancels: dict[str, int] = self.rt.cancels
+        return None if cancel is None else cancels.get(cancel)
+
     # -- the gate --------------------------------------------------------------------------
 
     def _scenario_op(self, event: dict[str, Any]) -> bool:
+        if self._cancel_call(event) is not None:
+            return True
         if not is_item_op(event):
             return False
         item = event.get("item_id") if event["type"].endswith("delete") else event["item"]["id"]
         return self._name_of_id(str(item)) is not None
 
     def _scenario_event(self, event: dict[str, Any]) -> bool:
+        if self._done_call(event) is not None:
+            return True
         kind = event.get("type")
         if kind in ("conversation.item.added", "conversation.item.created"):
             return self._name_of_id(str(event["item"]["id"])) is not None
@@ -230,6 +278,9 @@ class PluginAdapter(LivekitAdapter):
     def client_apply(self) -> None:
         if not self.conn.to_client:
             raise IndexError("no event in flight to the client")
+        ending = self._done_call(self.conn.to_client[0])
+        if ending is not None:
+            self._generation_ends(ending)
         self._deliver()
 
     def model_creates(self, item: str) -> None:
@@ -284,6 +335,10 @@ class PluginAdapter(LivekitAdapter):
 
         to_server = []
         for event in conn.to_server:
+            cancelling = self._cancel_call(event)
+            if cancelling is not None:
+                to_server.append(OpView(OpKind.CANCEL, RESPONSE, None, cancelling))
+                continue
             if not is_item_op(event):
                 continue
             op = sent.get(str(event.get("event_id")))
@@ -335,6 +390,9 @@ class PluginAdapter(LivekitAdapter):
         }
 
     def _event_view(self, event: dict[str, Any], sent: dict[str, SentOp]) -> EventView | None:
+        ending = self._done_call(event)
+        if ending is not None:
+            return EventView(EventKind.DONE, RESPONSE, task=ending)
         kind = event.get("type")
         if kind in ("conversation.item.added", "conversation.item.created"):
             item_id = str(event["item"]["id"])

@@ -11,7 +11,12 @@ method and returns what it returns:
   session's own lock, with no await before the sends): which task diffed, the
   request's ids, and each op's event id;
 * `send_event`: an item op's ack future (the session makes it just before
-  the send), so the probe knows what each push still waits for.
+  the send), so the probe knows what each push still waits for; and, where the
+  harness says a call is interrupting (`interrupting`), the first
+  `response.cancel` after it gets an event id naming that call (`cancels`), so
+  the gated server's FIFO and its `response.done` can be told apart from other
+  session traffic. The cancel is sent as the release sends it, with one optional
+  field of the protocol set.
 
 The session's own `_update_chat_ctx_lock` is swapped, before any push, for a
 lock that records holder and waiters (as the activity lock is). Everything
@@ -49,10 +54,15 @@ class SentOp:
     request: tuple[str, ...]
 
 
-def _kind(event: Any) -> str | None:
+def _type(event: Any) -> str | None:
     kind = getattr(event, "type", None)
     if kind is None and isinstance(event, dict):
         kind = event.get("type")
+    return None if kind is None else str(kind)
+
+
+def _kind(event: Any) -> str | None:
+    kind = _type(event)
     return kind if kind in ("conversation.item.create", "conversation.item.delete") else None
 
 
@@ -69,6 +79,10 @@ def observed(base: type[Any]) -> type[Any]:
             self.sent: dict[str, SentOp] = {}
             self._requests: dict[asyncio.Task[Any] | None, llm.ChatContext] = {}
             self._waits: dict[asyncio.Task[Any] | None, dict[AckKey, asyncio.Future[Any]]] = {}
+            #: The call the next `response.cancel` interrupts (set by the harness).
+            self.interrupting: int | None = None
+            #: Each cancel attributed to a call, by the event id it was given.
+            self.cancels: dict[str, int] = {}
 
         @property
         def chat_ctx(self) -> llm.ChatContext:
@@ -125,6 +139,17 @@ def observed(base: type[Any]) -> type[Any]:
             return events
 
         def send_event(self, event: Any) -> None:
+            # the release's own __init__ sends before this class's fields are set
+            interrupting = getattr(self, "interrupting", None)
+            if interrupting is not None and _type(event) == "response.cancel":
+                call: int = interrupting
+                self.interrupting = None
+                event_id = f"cancel_T{call}_{len(self.cancels)}"
+                if isinstance(event, dict):
+                    event["event_id"] = event_id
+                else:
+                    event.event_id = event_id
+                self.cancels[event_id] = call
             kind = _kind(event)
             task = asyncio.current_task()
             if kind is not None and task in self._waits:

@@ -34,13 +34,22 @@ from livekit.agents.voice.generation import remove_instructions
 from impl.probe import TracedLock
 from model import EventKind as WireEventKind
 from model import OpKind as WireKind
+from model.state import RESPONSE
 from proofs.engines.conformance import AckClock, StandIn, WireEvent, WireOp
 
 log = logging.getLogger("ackguard.livekit.standin")
 
-OpKind = Literal["create", "delete"]
-EventKind = Literal["added", "deleted", "error"]
+OpKind = Literal["create", "delete", "cancel"]
+EventKind = Literal["added", "deleted", "error", "done"]
 AckKey = tuple[OpKind, str]
+
+
+@dataclass(frozen=True)
+class CancelSender:
+    """Who sent a cancel: the scenario call whose generation it interrupts (a
+    cancel is sent before that call's push exists, so no push task names it)."""
+
+    call: int
 
 
 @dataclass
@@ -51,7 +60,7 @@ class SentOp:
     item_id: str
     event_id: str
     #: The asyncio task that sent it (the push's task).
-    origin: asyncio.Task[Any] | None
+    origin: asyncio.Task[Any] | CancelSender | None
     item: llm.ChatItem | None = None
     #: For a create: the item it goes after (None: the head).
     previous_id: str | None = None
@@ -114,8 +123,23 @@ class StandInServer:
         kind = WireKind.CREATE if op.kind == "create" else WireKind.DELETE
         self.shared.send(WireOp(kind, op.item_id, op.previous_id, op.item, op.origin, op))
 
+    def cancel(self, op: SentOp) -> None:
+        """A cancel of the response under way leaves the client, behind every op before it.
+
+        The shared stand-in knows only item ops, so the bridge keeps the cancel in its
+        FIFO itself, as `model.OpKind.CANCEL`, and answers it in `apply_next`."""
+        self.shared.to_server.append(
+            WireOp(WireKind.CANCEL, op.item_id, origin=op.origin, message=op)
+        )
+
     def apply_next(self) -> None:
-        """Apply the next op in flight, or answer it with an error as the real server would."""
+        """Apply the next op in flight, or answer it with an error as the real server
+        would; a cancel ends the response and is answered by a done event."""
+        head = self.shared.to_server[0] if self.shared.to_server else None
+        if head is not None and head.kind is WireKind.CANCEL:
+            self.shared.to_server.popleft()
+            self.shared.to_client.append(WireEvent(WireEventKind.DONE, head.item, answers=head))
+            return
         self.shared.apply_next()
 
     def reject_next(self) -> None:
@@ -147,6 +171,7 @@ _EVENT_KINDS: dict[WireEventKind, EventKind] = {
     WireEventKind.ADDED: "added",
     WireEventKind.DELETED: "deleted",
     WireEventKind.REJECTED: "error",
+    WireEventKind.DONE: "done",
 }
 
 
@@ -238,6 +263,11 @@ class Generation:
         self.messages.close()
         self.functions.close()
 
+    @property
+    def ended(self) -> bool:
+        """Whether the response has ended (both streams closed)."""
+        return self.messages._closed and self.functions._closed
+
 
 def capabilities() -> llm.RealtimeCapabilities:
     """OpenAI's realtime capabilities, with server-side turn detection off (no audio here)."""
@@ -280,6 +310,12 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
         self.generations: list[Generation] = []
         #: Ops the server rejected, as the OpenAI session logs them.
         self.rejected: list[SentOp] = []
+        #: Where the interrupted generation ends on the server's done event
+        #: (`InterruptionEnd.ON_DONE_EVENT`), the call the next cancel interrupts;
+        #: None: `interrupt` sends nothing, and the harness ends the response itself.
+        self.interrupting: int | None = None
+        #: Told the call whose done event the session has applied (its response ended).
+        self.on_done: Callable[[int], None] | None = None
 
     # -- the mirror ---------------------------------------------------------------
 
@@ -415,6 +451,11 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
             except ValueError as error:
                 log.warning("could not delete %s: %s", event.item_id, error)
             self._resolve(self._delete_futs.pop(event.item_id, None))
+        elif event.kind == "done":
+            op = event.answers
+            assert op is not None and isinstance(op.origin, CancelSender)
+            if self.on_done is not None:
+                self.on_done(op.origin.call)
         else:
             op = event.answers
             assert op is not None
@@ -480,7 +521,14 @@ class StandInSession(llm.RealtimeSession):  # type: ignore[type-arg]
         return None
 
     def interrupt(self) -> None:
-        return None
+        """Cancel the response under way, as the OpenAI session sends `response.cancel`.
+
+        Only the first cancel of an interruption is sent: livekit interrupts the
+        session twice (the activity's `interrupt`, then the generation task), and the
+        server answers the second with nothing the session waits for."""
+        call, self.interrupting = self.interrupting, None
+        if call is not None:
+            self.server.cancel(SentOp("cancel", RESPONSE, self._event_id(), CancelSender(call)))
 
     def truncate(
         self,
