@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from model import Config, EventKind, Invariant, Move, MoveKind, State, Violation
+from model import Config, EventKind, Invariant, Move, MoveKind, OpKind, State, Violation
 from proofs.engines.trace import Trace
 from proofs.report.render import describe, describe_op, handler, ids, whose
 
@@ -66,6 +66,8 @@ def _mermaid_server(
 ) -> list[str]:
     op = before.to_server[0]
     event = after.to_client[-1]
+    if op.kind is OpKind.CANCEL:
+        return [f"{_SERVER}-->>{_SESSION}: {number}. ends {whose(op.task)} interrupted response"]
     if event.kind is EventKind.REJECTED:
         return [
             f"{_SERVER}-->>{_SESSION}: {number}. rejects {whose(op.task)} {op.kind.value} {op.item}"
@@ -80,6 +82,11 @@ def _mermaid_client(
     config: Config, before: State, move: Move, after: State, number: int
 ) -> list[str]:
     event = before.to_client[0]
+    if event.kind is EventKind.DONE:
+        return [
+            f"Note over {_SESSION}: {number}. receives the end of {whose(event.task)} "
+            "interrupted response"
+        ]
     lines = [
         f"Note over {_SESSION}: {number}. receives {whose(event.task)} "
         f"'{event.item} {event.kind.value}'"

@@ -22,6 +22,8 @@ _PC_TEXT = {
     Pc.WAIT_SEND: "waits for its send to return",
     Pc.DONE: "is done",
     Pc.FAILED: "failed (ack timeout)",
+    Pc.WAIT_DONE: "sent the cancel of its interrupted response and waits for its end",
+    Pc.ENDED: "its interrupted response has ended",
 }
 
 
@@ -36,6 +38,8 @@ def actor(config: Config, task: int | None) -> str:
 
 
 def describe_op(config: Config, before: State, op: Op) -> str:
+    if op.kind is OpKind.CANCEL:
+        return "cancel of the interrupted response"
     if op.kind is OpKind.DELETE:
         text = f"delete {op.item}"
         if op.item in before.acked and op.item not in config.call(op.task).drops:
@@ -68,6 +72,8 @@ def _server_step(config: Config, before: State, move: Move, after: State) -> str
 
 def _client_step(config: Config, before: State, move: Move, after: State) -> str:
     event = before.to_client[0]
+    if event.kind is EventKind.DONE:
+        return f"session receives the end of {whose(event.task)} interrupted response"
     text = f"session receives {whose(event.task)} '{event.item} {event.kind.value}'"
     if after.mirror != before.mirror:
         text += f"; mirror {ids(after.mirror)}"
