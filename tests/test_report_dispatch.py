@@ -147,3 +147,34 @@ def test_a_connect_draws_an_arrow_per_op_it_re_sends() -> None:
                 seen.add(after)
                 todo.append(after)
     raise AssertionError("no connect re-sends an op here: pick another scenario")
+
+
+def test_a_cancel_and_its_end_render_in_both_formats() -> None:
+    """The cancel op and its done event travel through `server-apply` and
+    `client-apply`; both renderers name them (a `wait-done` task was a KeyError)."""
+    from attrs import evolve
+
+    from model import SCENARIOS_BY_NAME, SHAPES_BY_NAME
+    from model.shapes import InterruptionEnd
+    from model.sites import with_speech_turn
+
+    scenario = SCENARIOS_BY_NAME["trim-tool-output"]
+    config = Config(
+        VARIANTS_BY_NAME["unlocked"],
+        scenario,
+        scenario.environment,
+        extra_sites=with_speech_turn(),
+        shape=evolve(SHAPES_BY_NAME["openai"], interruption_end=InterruptionEnd.ON_DONE_EVENT),
+    )
+    state = initial_state(config)
+    lines: list[str] = []
+    for label in ("call T0", "server-apply T0 response", "client-apply T0 response"):
+        move, after = next((m, a) for m, a in successors(state, config) if m.label() == label)
+        lines.append(render.describe(config, state, move, after))
+        lines.extend(formats.mermaid(config, _trace(config, state, move, after)).splitlines())
+        state = after
+    text = "\n".join(lines)
+    assert "waits for its end" in text
+    assert "applies T0's cancel of the interrupted response" in text
+    assert "receives the end of T0's interrupted response" in text
+    assert "ends T0's interrupted response" in text
