@@ -16,7 +16,6 @@ local context where their creation time puts them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -29,8 +28,12 @@ from model.state import Pc, State
 if TYPE_CHECKING:
     from model.moves import Config
 
-__all__ = ["Plan", "before_call", "follow", "plan", "upsert"]
+__all__ = ["Plan", "before_call", "follow", "late", "ordered", "plan", "upsert"]
 
+#: The moves a push task or its caller makes: the others are the environment's.
+_OWN = frozenset(
+    kind for kind, spec in MOVES.items() if spec.actor in (Actor.APPLICATION, Actor.TASK)
+)
 #: The program counters before a call.
 _UNCALLED = frozenset({Pc.IDLE, Pc.COPIED})
 #: The program counters once a push has returned or raised.
@@ -73,9 +76,24 @@ class Plan:
         return kind is MoveKind.CALL
 
 
-@functools.lru_cache(maxsize=512)
+#: Plans by config identity (the config is kept with its plan, so its id stays its
+#: own): hashing a config on every move would cost more than the moves.
+_PLANS: dict[int, tuple[Config, tuple[Plan, ...]]] = {}
+
+
 def plan(config: Config) -> tuple[Plan, ...]:
     """Each task's `Plan` under `config`."""
+    found = _PLANS.get(id(config))
+    if found is not None and found[0] is config:
+        return found[1]
+    if len(_PLANS) > 512:
+        _PLANS.clear()
+    made = _plan(config)
+    _PLANS[id(config)] = (config, made)
+    return made
+
+
+def _plan(config: Config) -> tuple[Plan, ...]:
     return tuple(
         Plan(
             local_order(config.site(task)),
@@ -84,6 +102,26 @@ def plan(config: Config) -> tuple[Plan, ...]:
             config.site(task).request is RequestSource.MIRROR_SNAPSHOT,
         )
         for task in range(len(config.scenario.calls))
+    )
+
+
+def ordered(plans: tuple[Plan, ...]) -> bool:
+    """Whether anything reads the creation order: a site placing by it, or one whose
+    items are created before its call. Without one, `State.born` stays empty."""
+    return any(
+        task_plan.order.position is LocalPosition.BY_CREATED_AT
+        or (task_plan.order.created is Creation.BEFORE_CALL and bool(task_plan.adds))
+        for task_plan in plans
+    )
+
+
+def late(task_plan: Plan) -> bool:
+    """Whether a task's items can be created before they enter the local context."""
+    if not task_plan.adds:
+        return False
+    return (
+        task_plan.order.created is Creation.BEFORE_CALL
+        or task_plan.update is LocalUpdate.AFTER_PUSH
     )
 
 
@@ -130,25 +168,24 @@ def before_call(state: State, config: Config) -> Iterator[tuple[int, State]]:
         yield index, _record(state, config, state.born, task_plan.adds)
 
 
-def follow(
-    before: State, config: Config, kind: MoveKind, task: int | None, after: State
-) -> State:
+def follow(before: State, config: Config, kind: MoveKind, task: int | None, after: State) -> State:
     """`after` (the successor of a move of `kind`, naming `task` or none) with the items
     the move created recorded, and the items it added to the local context placed
     by creation time where their site's position says so."""
     plans = plan(config)
-    own = MOVES[kind].actor in (Actor.APPLICATION, Actor.TASK) and task is not None
+    if not ordered(plans):
+        return after
+    own = kind in _OWN and task is not None
     placed: tuple[str, ...] = ()
-    if own or kind is MoveKind.CONNECT:
-        # a push that returns enters its items (a reconnect may end several pushes)
-        for index, task_plan in enumerate(plans):
-            if task_plan.order.position is not LocalPosition.BY_CREATED_AT:
-                continue
-            if task_plan.entered(before.tasks[index].pc):
-                continue
-            placed += tuple(
-                item for item in task_plan.adds if item in after.local and item not in before.local
-            )
+    # a push entering its items: its own step, a timeout, a reconnect that ends it
+    for index, task_plan in enumerate(plans if after.local != before.local else ()):
+        if task_plan.order.position is not LocalPosition.BY_CREATED_AT:
+            continue
+        if task_plan.entered(before.tasks[index].pc):
+            continue
+        placed += tuple(
+            item for item in task_plan.adds if item in after.local and item not in before.local
+        )
     created: tuple[str, ...] = ()
     if own and task is not None:
         task_plan = plans[task]
