@@ -16,7 +16,7 @@ local context where their creation time puts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from attrs import evolve, frozen
@@ -28,7 +28,17 @@ from model.state import Pc, State
 if TYPE_CHECKING:
     from model.moves import Config
 
-__all__ = ["Plan", "before_call", "follow", "late", "ordered", "plan", "upsert"]
+__all__ = [
+    "Plan",
+    "before_call",
+    "follow",
+    "late",
+    "matching",
+    "ordered",
+    "plan",
+    "unordered",
+    "upsert",
+]
 
 #: The moves a push task or its caller makes: the others are the environment's.
 _OWN = frozenset(
@@ -165,7 +175,37 @@ def before_call(state: State, config: Config) -> Iterator[tuple[int, State]]:
             continue
         if all(item in state.born for item in task_plan.adds):
             continue
+        if not _others_may_create(state, config, index):
+            # created now or at the call: nothing comes in between, the same order
+            continue
         yield index, _record(state, config, state.born, task_plan.adds)
+
+
+def _others_may_create(state: State, config: Config, index: int) -> bool:
+    """Whether an item can still be created by a call other than `index`, or by the
+    environment (a server item the local context has yet to learn)."""
+    pool = config.scenario.server_pool
+    if any(item not in state.local for item in pool):
+        return True
+    for other, task_plan in enumerate(plan(config)):
+        if other == index or not task_plan.adds:
+            continue
+        if not uncreated(task_plan, state.tasks[other].pc, state.born):
+            continue
+        return True
+    return False
+
+
+def uncreated(task_plan: Plan, pc: Pc, born: tuple[str, ...]) -> bool:
+    """Whether a task at `pc` has yet to create its items (`born`: the creation order)."""
+    created = task_plan.order.created
+    if created is Creation.AT_SNAPSHOT and task_plan.snapshots:
+        if task_plan.update is LocalUpdate.BEFORE_PUSH:
+            return pc in _UNCALLED
+        return pc in _UNCALLED or pc is Pc.WAIT_ACTIVITY
+    if pc not in _UNCALLED:
+        return False
+    return created is not Creation.BEFORE_CALL or not all(i in born for i in task_plan.adds)
 
 
 def follow(before: State, config: Config, kind: MoveKind, task: int | None, after: State) -> State:
@@ -221,3 +261,18 @@ def _record(state: State, config: Config, born: tuple[str, ...], created: tuple[
         start += 1
     born = born[start:]
     return state if born == state.born else evolve(state, born=born)
+
+
+def unordered(state: State) -> State:
+    """`state` without its creation order: what a harness can observe of it (an
+    implementation keeps no creation times the model could read)."""
+    return state if not state.born else evolve(state, born=())
+
+
+def matching(observed: State, expected: Iterable[State]) -> State:
+    """The state of `expected` that `observed` (with no creation order) is, or
+    `observed` itself when none is: the harness takes the order from the model."""
+    for state in expected:
+        if unordered(state) == observed:
+            return state
+    return observed

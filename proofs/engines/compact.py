@@ -265,6 +265,10 @@ def _renamed_births(config: Config) -> bool:
     """Whether two calls that symmetry might swap add items whose creation order the
     state keeps (`proofs/engines/symmetry.py` renames every field but that one):
     a superset of its groups, so a refusal here is never missed there."""
+    from proofs.engines import symmetry  # imports this module: look it up when called
+
+    if getattr(symmetry, "RENAMES_BORN", False):
+        return False
     plans = _order.plan(config)
     if not any(_order.late(task_plan) for task_plan in plans):
         return False
@@ -539,9 +543,28 @@ class CompactModel:
             adds = self.plan_adds[index]
             if all(item in born for item in adds):
                 continue
+            if not self._others_may_create(s, index):
+                continue
             w = _Scratch(s)
             self._record(w, born + tuple(i for i in adds if i not in born))
             out.append(((MoveKind.BEFORE_CALL, index, None), w.freeze()))
+
+    def _others_may_create(self, s: CState, index: int) -> bool:
+        """`model.local_order._others_may_create` on compact states."""
+        local = s[LOCAL]
+        if any(item not in local for item in self.pool):
+            return True
+        born = s[CREATED][1]
+        tasks = s[TASKS]
+        for other in range(self.n_tasks):
+            if other == index or not self.plan_adds[other]:
+                continue
+            plan = self.plans[other]
+            pc = _PC_BACK[tasks[other][0]]
+            names = tuple(self.names[i] for i in born)
+            if _order.uncreated(plan, pc, names):
+                return True
+        return False
 
     def _follow(self, s: CState, move: CMove, t: CState) -> CState:
         """`model.local_order.follow` on compact states."""
