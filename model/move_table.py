@@ -20,6 +20,7 @@ class MoveKind(enum.Enum):
 
     # moves of the push tasks and of the application
     COPY = "copy"
+    BEFORE_CALL = "before-call"
     CALL = "call"
     WAKE = "wake"
     RESUME = "resume"
@@ -121,6 +122,14 @@ MOVES: dict[MoveKind, MoveSpec] = {
             names_item=False,
             option="stale-copies",
             summary="the application copies the local context for a later replacement",
+        ),
+        MoveSpec(
+            MoveKind.BEFORE_CALL,
+            Actor.APPLICATION,
+            names_task=True,
+            names_item=False,
+            summary="a site's items are created before its call (a tool returns, a playout "
+            "starts): it sets their creation time, and so where they enter the local context",
         ),
         MoveSpec(
             MoveKind.CALL,

@@ -10,12 +10,15 @@ model or the clock. `docs/model.md` lines each step up with the real awaits.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from itertools import chain
 
 import attrs
 from attrs import evolve, field, frozen
 
+from model import local_order
 from model.diff import mirror_diff, three_way_diff
 from model.environment import Environment
+from model.local_order import upsert as _upsert
 from model.move_table import MOVES, MoveKind
 from model.scenarios import Call, ItemKind, Scenario
 from model.shapes import (
@@ -196,9 +199,12 @@ def initial_state(config: Config) -> State:
 
 
 def successors(state: State, config: Config) -> Iterator[tuple[Move, State]]:
-    """Every enabled move with its successor, in a fixed order."""
-    yield from _task_moves(state, config)
-    yield from _environment_moves(state, config)
+    """Every enabled move with its successor, in a fixed order; the local context's
+    order follows creation times (`model.local_order`)."""
+    for index, after in local_order.before_call(state, config):
+        yield Move(MoveKind.BEFORE_CALL, index), after
+    for move, after in chain(_task_moves(state, config), _environment_moves(state, config)):
+        yield move, local_order.follow(state, config, move.kind, move.task, after)
 
 
 def step(state: State, config: Config, move: Move) -> State:
@@ -456,37 +462,6 @@ def _end(state: State, config: Config, index: int, pc: Pc) -> State:
 def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:
     kept = tuple(item for item in items if item not in call.drops)
     return _upsert(kept, call.adds)
-
-
-def _upsert(
-    items: tuple[str, ...], adds: tuple[str, ...], born: tuple[str, ...] = ()
-) -> tuple[str, ...]:
-    """Each add not yet in `items`, placed as livekit's `ChatContext.insert` places it.
-
-    The real insert walks back from the tail to the last item created no later
-    than the new one and puts it right after. `born` lists items in the order
-    they were created; an item outside it is older than every item in it, and
-    an add outside it is created now, so it goes at the tail. With no `born`
-    every add is appended, which is what the successor function asks for:
-    `State` has no creation order yet (`docs/model.md`, "The local context's
-    order").
-    """
-    if not born:
-        return items + tuple(item for item in adds if item not in items)
-    rank = {item: position for position, item in enumerate(born)}
-    placed = list(items)
-    for item in adds:
-        if item in placed:
-            continue
-        mine = rank.get(item)
-        if mine is None:
-            placed.append(item)
-            continue
-        position = len(placed)
-        while position and rank.get(placed[position - 1], -1) > mine:
-            position -= 1
-        placed.insert(position, item)
-    return tuple(placed)
 
 
 def _replace_local(state: State, local: tuple[str, ...]) -> State:

@@ -119,8 +119,8 @@ class LocalOrder:
     """Where a site's new items go in the local context, and when they are created.
 
     With `BY_CREATED_AT` and a creation before the step that adds them, this
-    decides where they land. The successor function does not read it yet:
-    `State` has no creation order (`docs/model.md`, "The local context's order").
+    decides where they land; `model.local_order` reads it for every move
+    (`docs/model.md`, "The local context's order").
     """
 
     position: LocalPosition = LocalPosition.TAIL

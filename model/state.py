@@ -203,6 +203,10 @@ class State:
     connected: bool | Dropped = True
     #: A request kept back while no server session is active (kept-back shapes).
     kept: tuple[str, ...] | None = None
+    #: The creation order of every item created since the oldest one still to enter
+    #: the local context (empty when none is): where a late entry goes
+    #: (`model.local_order`). An item outside it is older than every item in it.
+    born: tuple[str, ...] = ()
     # -- ghost state, read only by the invariants --
     #: Items the client has seen acknowledged (in the mirror at the start or added by an event).
     acked: frozenset[str] = frozenset()

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
 import model.diff as _diff
+import model.local_order as _order
 import model.moves as _moves
 import model.state as _state
 from model import (
@@ -49,7 +50,7 @@ from model import (
     WhileDisconnected,
     no_unintended_delete,
 )
-from model.move_table import MOVES
+from model.move_table import MOVES, Actor
 from model.shapes import (
     CallIds,
     DuplicateRejection,
@@ -57,6 +58,7 @@ from model.shapes import (
     RemoteItemAdded,
     UnknownAnchor,
 )
+from model.sites import Creation, LocalPosition
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -77,7 +79,10 @@ _OP_KIND = {OpKind.CREATE: CREATE, OpKind.DELETE: DELETE}
 _OP_KINDS = (OpKind.CREATE, OpKind.DELETE)
 _EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJECTED: REJECTED}
 
-#: Positions of the fields in a compact state (a plain tuple).
+#: Positions of the fields in a compact state (a plain tuple). Field CREATED holds
+#: the number of pool items the model has created and the creation order
+#: (`State.born`, as item ids), which the symmetry reduction renames as it renames
+#: every other field of items.
 SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
 CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
 REFUSED, RECREATED, SENT = 16, 17, 18
@@ -143,6 +148,7 @@ class _Scratch:
         "acked",
         "act",
         "bad",
+        "born",
         "created",
         "gone",
         "learned",
@@ -183,6 +189,7 @@ class _Scratch:
             self.recreated,
             self.sent,
         ) = s
+        self.created, self.born = self.created
         self.tasks = list(tasks)
 
     def freeze(self) -> CState:
@@ -195,7 +202,7 @@ class _Scratch:
             self.act,
             self.prov,
             tuple(self.tasks),
-            self.created,
+            (self.created, self.born),
             self.learned,
             self.outstanding,
             self.gone,
@@ -290,6 +297,17 @@ class CompactModel:
         # which makes `stale-anchors` inert (`SessionShape.inert_options`): no move
         assert not config.stale_anchors()
         self.pool = tuple(self.ids[i] for i in scenario.server_pool)
+        # the local order (`model.local_order`): each task's plan, with item ids
+        self.plans = _order.plan(config)
+        self.plan_adds = tuple(tuple(self.ids[i] for i in p.adds) for p in self.plans)
+        self.by_created_at = tuple(
+            p.order.position is LocalPosition.BY_CREATED_AT for p in self.plans
+        )
+        self.early = tuple(
+            p.order.created is Creation.BEFORE_CALL and bool(p.adds) for p in self.plans
+        )
+        #: Whether anything reads the creation order: else `born` is dropped.
+        self.ordered = _order.ordered(self.plans)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
 
@@ -349,7 +367,7 @@ class CompactModel:
             lock(state.activity_lock),
             lock(state.provider_lock),
             tuple(task(i, t) for i, t in enumerate(state.tasks)),
-            state.created,
+            (state.created, seq(state.born) if self.ordered else ()),
             mask(state.learned),
             tuple(op(o) for o in state.outstanding),
             mask(state.gone),
@@ -442,6 +460,8 @@ class CompactModel:
         """Every enabled move and its successor, in `model.successors`' order."""
         out: list[tuple[CMove, CState]] = []
         tasks = s[TASKS]
+        if self.ordered:
+            self._before_call(s, out)
         for index in range(self.n_tasks):
             task = tasks[index]
             pc = task[0]
@@ -475,7 +495,94 @@ class CompactModel:
                 self._finish(w, index)
                 out.append(((MoveKind.RESUME, index, None), w.freeze()))
         self._environment(s, out)
+        if self.ordered:
+            return [(move, self._follow(s, move, t)) for move, t in out]
         return out
+
+    # -- the local order (`model.local_order`, on compact states) -------------------
+
+    def _entered(self, index: int, pc: int) -> bool:
+        update = self.plans[index].update
+        if update is LocalUpdate.AFTER_PUSH:
+            return pc == FINISHED
+        if update is LocalUpdate.NONE:
+            return True
+        return pc not in (IDLE, COPIED)
+
+    def _before_call(self, s: CState, out: list[tuple[CMove, CState]]) -> None:
+        born = s[CREATED][1]
+        for index in range(self.n_tasks):
+            if not self.early[index] or s[TASKS][index][0] not in (IDLE, COPIED):
+                continue
+            adds = self.plan_adds[index]
+            if all(item in born for item in adds):
+                continue
+            if not self._others_may_create(s, index):
+                continue
+            w = _Scratch(s)
+            self._record(w, born + tuple(i for i in adds if i not in born))
+            out.append(((MoveKind.BEFORE_CALL, index, None), w.freeze()))
+
+    def _others_may_create(self, s: CState, index: int) -> bool:
+        """`model.local_order._others_may_create` on compact states."""
+        local = s[LOCAL]
+        if any(item not in local for item in self.pool):
+            return True
+        born = s[CREATED][1]
+        tasks = s[TASKS]
+        for other in range(self.n_tasks):
+            if other == index or not self.plan_adds[other]:
+                continue
+            plan = self.plans[other]
+            pc = _PC_BACK[tasks[other][0]]
+            names = tuple(self.names[i] for i in born)
+            if _order.uncreated(plan, pc, names):
+                return True
+        return False
+
+    def _follow(self, s: CState, move: CMove, t: CState) -> CState:
+        """`model.local_order.follow` on compact states."""
+        kind, task, _ = move
+        if kind is MoveKind.BEFORE_CALL:
+            return t
+        own = kind in _OWN and task is not None
+        before_local, after_local = s[LOCAL], t[LOCAL]
+        placed: tuple[int, ...] = ()
+        if after_local != before_local:
+            for index in range(self.n_tasks):
+                if not self.by_created_at[index] or self._entered(index, s[TASKS][index][0]):
+                    continue
+                placed += tuple(
+                    i for i in self.plan_adds[index] if i in after_local and i not in before_local
+                )
+        created: tuple[int, ...] = ()
+        born = s[CREATED][1]
+        if own and task is not None:
+            task_plan = self.plans[task]
+            if task_plan.created_by(kind, _PC_BACK[s[TASKS][task][0]], _PC_BACK[t[TASKS][task][0]]):
+                created = tuple(i for i in self.plan_adds[task] if i not in born)
+        elif not own:
+            created = tuple(i for i in after_local if i not in before_local and i not in placed)
+        if not created and not placed and not born:
+            return t
+        born = born + created
+        w = _Scratch(t)
+        if placed:
+            kept = tuple(i for i in after_local if i not in placed)
+            w.local = _placed(kept, placed, born)
+        self._record(w, born)
+        return w.freeze()
+
+    def _record(self, w: _Scratch, born: tuple[int, ...]) -> None:
+        """`born`, less the items created before the oldest one still to enter."""
+        waiting: set[int] = set()
+        for index in range(self.n_tasks):
+            if not self._entered(index, w.tasks[index][0]):
+                waiting.update(self.plan_adds[index])
+        start = 0
+        while start < len(born) and born[start] not in waiting:
+            start += 1
+        w.born = born[start:]
 
     def _speech_held(self, tasks: tuple[Any, ...], index: int) -> bool:
         """`model.moves.speech_held` on compact tasks."""
@@ -686,7 +793,7 @@ class CompactModel:
             task = None if event[4] == NONE else event[4]
             out.append(((MoveKind.CLIENT_APPLY, task, event[1]), w.freeze()))
         if self.model_on:
-            created = s[CREATED]
+            created = s[CREATED][0]
             if created < len(self.pool):
                 item = self.pool[created]
                 w = _Scratch(s)
@@ -778,6 +885,41 @@ def _reject(w: _Scratch) -> None:
     kind, item, _, task = w.to_server[0]
     w.to_server = w.to_server[1:]
     w.to_client = (*w.to_client, (REJECTED, item, NONE, kind, task))
+
+
+#: The moves a push task or its caller makes (`model.local_order`).
+_OWN = frozenset(
+    kind for kind, spec in MOVES.items() if spec.actor in (Actor.APPLICATION, Actor.TASK)
+)
+#: A compact program counter as a readable one, where `Plan.created_by` reads it.
+_PC_BACK = {
+    IDLE: Pc.IDLE,
+    COPIED: Pc.COPIED,
+    WAIT_ACT: Pc.WAIT_ACTIVITY,
+    WAIT_PROV: Pc.WAIT_PROVIDER,
+    WAIT_ACKS: Pc.WAIT_ACKS,
+    FINISHED: Pc.DONE,
+}
+
+
+def _placed(
+    items: tuple[int, ...], adds: tuple[int, ...], born: tuple[int, ...]
+) -> tuple[int, ...]:
+    """`model.local_order.upsert` on item ids."""
+    rank = {item: position for position, item in enumerate(born)}
+    placed = list(items)
+    for item in adds:
+        if item in placed:
+            continue
+        mine = rank.get(item)
+        if mine is None:
+            placed.append(item)
+            continue
+        position = len(placed)
+        while position and rank.get(placed[position - 1], -1) > mine:
+            position -= 1
+        placed.insert(position, item)
+    return tuple(placed)
 
 
 def _upsert(items: tuple[int, ...], adds: tuple[int, ...]) -> tuple[int, ...]:

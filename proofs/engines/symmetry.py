@@ -247,7 +247,7 @@ def rename(s: CState, perm: Perm) -> CState:
         lock(s[ACT]),
         lock(s[PROV]),
         tuple(tasks),
-        s[8],
+        (s[8][0], tuple(imap[i] for i in s[8][1])),
         _mask(s[9], imap),
         tuple(op(o) for o in s[OUTSTANDING]),
         _mask(s[GONE], imap),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from model import Config, Move, State, initial_state, step
+from model import Config, Move, MoveKind, State, initial_state, step
 
 
 @frozen
@@ -45,3 +45,15 @@ def replay(config: Config, moves: tuple[Move, ...]) -> Trace:
         state = step(state, config, move)
         steps.append(Step(move, state))
     return Trace(start, tuple(steps))
+
+
+def before_call_words(config: Config, before: State, move: Move, after: State) -> str:
+    """What a `before-call` step does, in a trace's words (the renderers' describer and
+    Mermaid note for the kind): a site's items are created ahead of its call."""
+    assert move.kind is MoveKind.BEFORE_CALL and move.task is not None
+    call = config.call(move.task)
+    made = ", ".join(call.adds)
+    return (
+        f"T{move.task} ({call.site}): {made} created before the call "
+        f"(creation order {', '.join(after.born) or 'none kept'})"
+    )

@@ -181,6 +181,7 @@ MERMAID_STEPS: Mapping[MoveKind, MermaidStep] = {
     MoveKind.MODEL_CREATES: _mermaid_model_creates,
     MoveKind.MODEL_ANCHORS_ON_DELETED: _mermaid_model_anchors_on_deleted,
     MoveKind.LEARN: _mermaid_learn,
+    MoveKind.BEFORE_CALL: _mermaid_task(_note),
     MoveKind.TIMEOUT: _mermaid_task(_timed_out),
     MoveKind.DISCONNECT: _mermaid_network,
     MoveKind.CONNECT: _mermaid_network,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from model import REBUILD, Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
-from proofs.engines.trace import Trace
+from proofs.engines.trace import Trace, before_call_words
 from proofs.errors import InternalError
 
 _PC_TEXT = {
@@ -160,6 +160,7 @@ DESCRIBERS: Mapping[MoveKind, Describer] = {
     MoveKind.MODEL_CREATES: _model_creates,
     MoveKind.MODEL_ANCHORS_ON_DELETED: _model_anchors_on_deleted,
     MoveKind.LEARN: _learn,
+    MoveKind.BEFORE_CALL: before_call_words,
     MoveKind.TIMEOUT: _task_step("its ack wait times out"),
     MoveKind.DISCONNECT: _disconnect,
     MoveKind.CONNECT: _connect,

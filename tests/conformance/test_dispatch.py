@@ -103,6 +103,7 @@ def test_burst_channels_read_off_the_move_table(moves: list[Move], together: boo
 def test_the_machine_splits_rules_by_what_a_move_names() -> None:
     assert {kind for kind, split in RULE_TARGETS.items() if split == "task"} == {
         MoveKind.COPY,
+        MoveKind.BEFORE_CALL,
         MoveKind.CALL,
         MoveKind.TIMEOUT,
     }

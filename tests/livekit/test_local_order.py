@@ -1,25 +1,26 @@
-"""The local context's order against livekit 1.8.9: which lock5 losses are real.
+"""The local context's order against livekit 1.8.9: the model's traces, replayed.
 
-The interleavings of `tests/model/test_local_order.py`, replayed against the
-real `AgentSession`/`AgentActivity` over the stand-in realtime model, under
-`lock5` (a user turn, a tool output, the application's replacement):
+The model places late entries by creation time (`model/local_order.py`). Its
+traces of `tests/model/test_local_order.py`, replayed against the real
+`AgentSession`/`AgentActivity` over the stand-in realtime model, under `lock5`
+(a user turn, a tool output, the application's replacement); a `before-call`
+step is the tool returning (`born`), and every other stimulus goes through
+`Follow`, which keeps the model's state beside the real one:
 
-* the explorer's depth-10 trace, the tool returning at its call: livekit puts
-  the user message before the tool output, by creation time, as the mirror
-  has them, and the replacement deletes nothing. The append order's loss there
-  is an artefact. With livekit's insert patched into an append (the mutant),
-  the same replay deletes the message, so the replay tells the orders apart.
-* the same moves with the tool output created before the user message (its
-  generation called two tools; the first returned before the user turn, the
-  second at the call): livekit puts the output before the message, the mirror
-  has it after, and the replacement deletes the acknowledged message. Real;
-  the append-order model misses it, and the lockstep comparison, which is
-  order-aware, shows where the real local context left it.
+* the moves of the append order's old depth-10 trace (the tool returning at its
+  call): livekit puts the user message before the tool output, by creation
+  time, as the mirror has them, and the replacement deletes nothing; so does
+  the model now. With livekit's insert patched into an append (the mutant), the
+  same replay deletes the message, so the replay tells the orders apart.
+* the explorer's shortest loss, the tool output created before the user
+  message (its generation called two tools; the first returned before the user
+  turn, the second at the call): livekit puts the output before the message,
+  the mirror has it after, and the replacement deletes the acknowledged
+  message, at the step the model says.
 * the 15-step trace (a tool output created while the user turn waits for the
-  lock): real, and the model predicts it in either order.
+  lock): real, as the model says.
 * an interrupted generation's tool output, created when its tool returned
-  (before the interruption): real at depth 10, where the append order happens
-  to be the real order.
+  (before the interruption): real, as the model says.
 """
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ INTERRUPTED = Scenario(
     ),
     server=("msg0", "asst1"),
 )
-#: `created T`: the tool of call T returns (not a model move yet).
+#: `before-call T`: the tool of call T returns (the explorer's shortest loss).
 EARLY_TRACE = (
-    "created T1",
+    "before-call T1",
     "call T0",
     "server-apply T0 user-turn-0",
     "client-apply T0 user-turn-0",
@@ -100,6 +101,7 @@ REAL_TRACE = (
     "call T3",
 )
 INTERRUPTED_TRACE = (
+    "before-call T1",
     "call T0",
     "call T1",
     "server-apply T0 hello",
@@ -119,7 +121,22 @@ def _parse(label: str) -> Move:
 
 
 def _moves(labels: tuple[str, ...]) -> tuple[Move, ...]:
-    return tuple(_parse(label) for label in labels if not label.startswith("created"))
+    return tuple(_parse(label) for label in labels)
+
+
+#: The append order's depth-10 loss (the tool returns at its call).
+OLD_TRACE = (
+    "call T0",
+    "call T1",
+    "server-apply T0 user-turn-0",
+    "client-apply T0 user-turn-0",
+    "resume T0",
+    "wake T1",
+    "server-apply T1 tool-outputs-1",
+    "client-apply T1 tool-outputs-1",
+    "resume T1",
+    "call T2",
+)
 
 
 @frozen
@@ -148,7 +165,7 @@ class Run:
 def _two_tools() -> Any:
     """The livekit adapter, with a second tool in each tool-output call's generation.
 
-    The scenario's tool returns at `created T`; the second one at the call, so the
+    The scenario's tool returns at `before-call T`; the second one at the call, so the
     generation adds the first tool's output only then, older than what came between.
     """
     from livekit.agents import llm
@@ -191,10 +208,17 @@ def _replay(config: Config, labels: tuple[str, ...], build: Any = None) -> Run:
     steps = []
     try:
         for label in labels:
-            if label.startswith("created"):
-                with adapter.loop.running():
-                    adapter.born(_parse(label.replace("created", "call")).task)
-                adapter.loop.run_until_blocked()
+            move = _parse(label)
+            if move.kind is MoveKind.BEFORE_CALL:
+                # the real tool returns (the interrupted path's tool returned before
+                # the replay starts); the model takes the step beside it
+                born = getattr(adapter, "born", None)
+                if born is not None:
+                    with adapter.loop.running():
+                        born(move.task)
+                    adapter.loop.run_until_blocked()
+                if session.state is not None:
+                    session.state = session.side.after(session.state, move)
             else:
                 move = _parse(label)
                 if move.kind in INTERNAL_MOVES:
@@ -226,6 +250,10 @@ def _explorer_trace() -> tuple[str, ...]:
     return tuple(s.move.label() for s in finding.trace.steps)
 
 
+def test_the_explorers_shortest_loss_is_the_early_output() -> None:
+    assert _explorer_trace() == EARLY_TRACE
+
+
 @pytest.fixture(scope="module")
 def runs(livekit_version: str) -> Iterator[dict[str, Run]]:
     from livekit.agents import llm
@@ -234,7 +262,7 @@ def runs(livekit_version: str) -> Iterator[dict[str, Run]]:
 
     artefact = Config(LOCK5, ARTEFACT, BASE)
     found = {
-        "artefact": _replay(artefact, _explorer_trace()),
+        "artefact": _replay(artefact, OLD_TRACE),
         "early": _replay(artefact, EARLY_TRACE, _two_tools()),
         "real": _replay(Config(LOCK5, REAL, BASE), REAL_TRACE),
         # the interrupted generation runs on the activity's coroutine, so its
@@ -252,12 +280,12 @@ def runs(livekit_version: str) -> Iterator[dict[str, Run]]:
             return len(self.items)
 
         patch.setattr(llm.ChatContext, "find_insertion_index", at_the_tail)
-        found["appending"] = _replay(artefact, _explorer_trace())
+        found["appending"] = _replay(artefact, OLD_TRACE)
     yield found
 
 
 def _model_loses(scenario: Scenario, labels: tuple[str, ...], item: str) -> bool:
-    """Whether the model's successor function (the append order) deletes `item` on these moves."""
+    """Whether the model deletes acknowledged `item` on these moves."""
     config = Config(LOCK5, scenario, BASE)
     state = initial_state(config)
     for move in _moves(labels):
@@ -266,9 +294,9 @@ def _model_loses(scenario: Scenario, labels: tuple[str, ...], item: str) -> bool
     return violation is not None and violation.item == item
 
 
-def test_the_explorers_depth_10_trace_loses_nothing(runs: dict[str, Run]) -> None:
+def test_the_append_orders_depth_10_trace_loses_nothing(runs: dict[str, Run]) -> None:
     run = runs["artefact"]
-    assert _model_loses(ARTEFACT, _explorer_trace(), "user-turn-0")
+    assert not _model_loses(ARTEFACT, OLD_TRACE, "user-turn-0")
     # the user message enters by its creation time, before the tool output, when
     # its push returns (on its ack, in the same loop run)
     local, mirror = run.at("client-apply T0 user-turn-0")
@@ -296,11 +324,13 @@ def test_a_tool_output_created_before_the_user_message_is_a_real_loss(
     assert mirror == ("msg0", "asst1", "user-turn-0")
     assert ("user-turn-0", True) in run.deletes
     assert run.violations[Invariant.NO_UNINTENDED_DELETE].item == "user-turn-0"
-    # the append-order model sees no loss on these moves; the lockstep comparison
-    # shows the real local context leaving it by its order alone
-    assert not _model_loses(ARTEFACT, EARLY_TRACE, "user-turn-0")
-    assert run.divergence is not None and run.divergence.startswith("after call T1")
-    assert "local: model [msg0, asst1, user-turn-0, tool-outputs-1]" in run.divergence
+    # the model loses it on the same moves and follows the real local context's
+    # order past `call T1`, where the append order left it; the first difference is
+    # the generation waiting for its second tool (outside the scenario) after the ack
+    assert _model_loses(ARTEFACT, EARLY_TRACE, "user-turn-0")
+    assert run.divergence is not None
+    assert run.divergence.startswith("after client-apply T1 tool-outputs-1")
+    assert "stopped where the model goes on: resume T1" in run.divergence
 
 
 def test_a_tool_output_created_while_the_user_turn_waits_is_a_real_loss(

@@ -53,6 +53,8 @@ CONFIGS = [
         ("lock3", THREE_CALLS, "base"),
         ("unlocked", POOL_OF_TWO, "server-items"),
         ("unlocked", SCENARIOS_BY_NAME["two-replacements-during-user-turn"], "stale-copies"),
+        # two sites whose items are created before their calls: both may be created
+        ("lock5", SCENARIOS_BY_NAME["spoken-during-tool-push"], "base"),
         # the openai shape rebuilds on reconnect: the connection drops and comes back
         ("lock5", SCENARIOS_BY_NAME["overlapping-push"], "reconnects"),
     )

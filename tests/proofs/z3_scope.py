@@ -19,10 +19,11 @@ from proofs.engines.smt.encoding import MODELLED_SHAPES
 #: The options the encoding does not model: a reconnect of a shape that has one, an
 #: item announced after a deleted one where the mirror does not put it at the tail.
 UNMODELLED_OPTIONS: frozenset[str] = frozenset({"reconnects", "stale-anchors"})
-#: The move kinds only those options enable (`model.MOVES`).
+#: The move kinds only those options enable (`model.MOVES`), and the local order's
+#: `before-call` step, which the encoding leaves to the explorer (`ORDER_UNENCODED`).
 UNMODELLED_MOVES: frozenset[MoveKind] = frozenset(
     kind for kind, spec in MOVES.items() if spec.option in UNMODELLED_OPTIONS
-)
+) | {MoveKind.BEFORE_CALL}
 #: Every option the encoding models, on.
 ALL_MODELLED = Environment.of(spec.name for spec in OPTIONS if spec.name not in UNMODELLED_OPTIONS)
 

@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager
 from typing import Generic, Protocol, TypeVar
 
 from model import Config, Invariant, Move, MoveKind, State, initial_state
+from model.local_order import matching
 from proofs.engines.conformance.abstraction import abstract
 from proofs.engines.conformance.adapter import Adapter
 from proofs.engines.conformance.checks import ImplViolation, impl_violations
@@ -99,6 +100,7 @@ class Follow(Generic[A]):
         except ValueError as error:
             self._diverge(where, f"no model state for it: {error}")
             return
+        got = matching(got, expected)
         if got not in expected:
             self._diverge(where, explain(got, expected))
             return

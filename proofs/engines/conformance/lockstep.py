@@ -48,6 +48,7 @@ from model import (
     initial_state,
     successors,
 )
+from model.local_order import matching
 from proofs.engines.conformance.abstraction import abstract
 from proofs.engines.conformance.adapter import (
     Adapter,
@@ -246,6 +247,16 @@ def trace_steps(config: Config, moves: Iterable[Move]) -> tuple[Step, ...]:
 
 
 #: How each stimulus reaches an adapter; `stimulate` refuses a kind it lacks.
+def _before_call(adapter: Adapter, move: Move) -> None:
+    """A site's items are created ahead of its call: an adapter that can make that
+    happen in the real code has `born(task)`; one that cannot does nothing, and
+    its implementation creates them at the call, so where the local order differs
+    the next comparison reports it (the local context is compared in order)."""
+    born = getattr(adapter, "born", None)
+    if born is not None:
+        born(_task(move))
+
+
 STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.COPY: lambda adapter, move: adapter.copy(_task(move)),
     MoveKind.CALL: lambda adapter, move: adapter.call(_task(move)),
@@ -258,6 +269,7 @@ STIMULUS_HANDLERS: dict[MoveKind, Callable[[Adapter, Move], None]] = {
     MoveKind.DISCONNECT: lambda adapter, move: _reconnecting(adapter, move).disconnect(),
     MoveKind.CONNECT: lambda adapter, move: _reconnecting(adapter, move).connect(),
     MoveKind.MODEL_ANCHORS_ON_DELETED: lambda adapter, move: _no_stale_anchor(move),
+    MoveKind.BEFORE_CALL: lambda adapter, move: _before_call(adapter, move),
 }
 
 
@@ -460,6 +472,7 @@ class Lockstep:
             got = abstract(observation, self.state)
         except ValueError as error:
             raise Mismatch(self.steps, f"no model state for the implementation: {error}") from None
+        got = matching(got, expected)
         if got not in expected:
             raise Mismatch(self.steps, explain(got, expected))
         stuck = self.model.internal(got)

@@ -27,7 +27,7 @@ from typing import Any
 import z3
 from z3 import z3core
 
-from model import Config, OpKind, Pc, RequestSource, State, successors
+from model import Config, Move, MoveKind, OpKind, Pc, RequestSource, State, successors
 from model import initial_state as model_initial
 from proofs.engines.smt.encoding import (
     ANSWERED,
@@ -257,15 +257,24 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
     }
 
 
+def _encoded(state: State, config: Config) -> Iterator[tuple[Move, State]]:
+    """The model's moves the encoding has: all but the local order's `before-call`,
+    which it leaves to the explorer (`encoding.ORDER_UNENCODED`: every item is
+    created at its call)."""
+    for move, successor in successors(state, config):
+        if move.kind is not MoveKind.BEFORE_CALL:
+            yield move, successor
+
+
 def reachable(config: Config, limit: int | None = None) -> Iterator[State]:
-    """Every reachable state of the model, breadth-first."""
+    """Every state of the model reachable by the moves the encoding has, breadth-first."""
     start = model_initial(config)
     seen = {start}
     queue = deque([start])
     while queue:
         state = queue.popleft()
         yield state
-        for _, successor in successors(state, config):
+        for _, successor in _encoded(state, config):
             if successor not in seen:
                 seen.add(successor)
                 queue.append(successor)
@@ -282,7 +291,7 @@ def disagreements(
     for state in reachable(config):
         values = enc.concrete(state)
         enabled = evaluator.enabled(values)
-        model_moves = {move: succ for move, succ in successors(state, config)}
+        model_moves = {move: succ for move, succ in _encoded(state, config)}
         names = [enc.instances[k].move for k in enabled]
         for move in model_moves:
             if names.count(move) != 1:
