@@ -2,31 +2,42 @@
 
     .venv/bin/python benchmarks/bench_fol_coverage.py three-way     # every environment
     .venv/bin/python benchmarks/bench_fol_coverage.py lock5 lock5-hoisted   # site subsets
+    .venv/bin/python benchmarks/bench_fol_coverage.py --write lock5   # and certificates
 
 For three-way: invariant 1 with all six sites under each environment of
 `model.ENVIRONMENTS` (base, each option alone, all). For a locked variant: every
 non-empty subset of the six sites, base environment, first through the explorer on
-every mix of up to two calls (`fails` with its shortest trace, the scenario named);
-then the parameterized proof runs on the maximal subsets that did not fail. A proof
-for a set of sites covers every subset of it: a run whose calls are of fewer sites is
-a run of the larger cell. One run per cell, wall seconds.
+every mix of up to `--calls` calls (4 by default; `fails` with its shortest trace, the
+scenario named: with two calls, lock5 {user-turn, replacement} and {user-turn,
+tool-outputs, cleanup} looked as if they held, and three calls break both); then the
+parameterized proof runs on the maximal subsets that did not fail. A proof for a set
+of sites covers every subset of it: a run whose calls are of fewer sites is a run of
+the larger cell. One run per cell, wall seconds, the load average printed before and
+after. `--write` stores each proved invariant as a certificate
+(`proofs/engines/fol/certificate.py`), which the tests check for every size.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from itertools import combinations
 
 from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment
-from proofs.engines.fol import Cell, Outcome, prove
+from proofs.engines.fol import PROVED, Cell, Outcome, prove
+from proofs.engines.fol.certificate import write
 from proofs.engines.fol.proving import shortest_counterexample
+
+WRITE = False
 
 
 def row(cell: Cell) -> str:
     started = time.perf_counter()
-    outcome: Outcome = prove(cell)
+    outcome: Outcome = prove(cell, seconds_limit=300.0)
     wall = time.perf_counter() - started
+    if WRITE and outcome.status == PROVED:
+        write(cell, outcome.invariant)
     sites = ", ".join(site.name for site in cell.sites)
     found = outcome.counterexample
     detail = (
@@ -43,7 +54,12 @@ def row(cell: Cell) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variants", nargs="+")
+    parser.add_argument("--calls", type=int, default=4, help="explorer mixes of up to N calls")
+    parser.add_argument("--write", action="store_true", help="write certificates of proofs")
     args = parser.parse_args()
+    global WRITE
+    WRITE = args.write
+    print(f"load average before: {os.getloadavg()}")
     print("| variant | sites | environment | verdict | wall s | invariant or trace |")
     print("| --- | --- | --- | --- | --- | --- |", flush=True)
     for name in args.variants:
@@ -57,7 +73,7 @@ def main() -> None:
             for sites in combinations(SITES, size):
                 cell = Cell(variant, sites, Environment())
                 started = time.perf_counter()
-                found = shortest_counterexample(cell, 2)
+                found = shortest_counterexample(cell, args.calls)
                 if found is None:
                     holding.append(frozenset(sites))
                     continue
@@ -71,6 +87,7 @@ def main() -> None:
         for sites_set in maximal:
             ordered = tuple(site for site in SITES if site in sites_set)
             print(row(Cell(variant, ordered, Environment())), flush=True)
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
