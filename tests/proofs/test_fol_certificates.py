@@ -69,7 +69,7 @@ def test_a_wrong_conjunct_fails_the_check(user_cleanup: tuple[Clause, ...]) -> N
     too: the mutant below)."""
     wrong = Clause((lit("L", "i"),), "everything is local")
     with pytest.raises(AssertionError, match="initiation"):
-        check(_cell("lock5", USER_CLEANUP), [*user_cleanup, wrong])
+        check(_cell("lock5", USER_CLEANUP), [wrong, *user_cleanup])
 
 
 def test_the_certificate_holds_on_every_state_of_three_calls(
@@ -91,13 +91,14 @@ def test_releasing_the_lock_before_the_acks_breaks_the_certificate_for_real(
     user_cleanup: tuple[Clause, ...],
 ) -> None:
     """With the locks released when the push sends, the certificate is not inductive (a
-    counterexample to induction), and a run of the mutant's first-order system from an
-    initial state reaches an unintended delete (the cleanup pushes the local context
-    before the user turn adds its acknowledged message); the sound cell has neither."""
-    mutant = Problem(_cell("lock5", USER_CLEANUP, "early-release"), FiniteSorts(2, 2))
+    counterexample to induction on 2 tasks and 1 item), and a run of the mutant's
+    first-order system from an initial state reaches an unintended delete (the cleanup
+    pushes the local context before the user turn adds its acknowledged message); the
+    sound cell has no such run."""
+    mutant = Problem(_cell("lock5", USER_CLEANUP, "early-release"), FiniteSorts(2, 1))
     result = check_invariant(mutant, list(user_cleanup), 60_000)
     assert result.conjunct is not None and result.transition is not None
-    run = run_to(Problem(mutant.cell, FiniteSorts(2, 1)), SAFETY, 4)
+    run = run_to(mutant, SAFETY, 4)
     assert run is not None and not run.states[-1].satisfies(SAFETY)
     # the sound cell's check is the proof above; its system has no such run
     assert run_to(Problem(_cell("lock5", USER_CLEANUP), FiniteSorts(2, 1)), SAFETY, 4) is None
@@ -120,3 +121,36 @@ def test_lock5_site_sets_that_hold_for_two_calls_fail_with_three(
     assert shortest_counterexample(cell, 2) is None
     found = shortest_counterexample(cell, 3)
     assert found is not None and found.scenario == scenario
+
+
+@pytest.mark.parametrize(
+    ("variant", "sites", "mutant", "faulty"),
+    [
+        ("lock5", ("tool-outputs", "interrupted-tool-outputs", "cleanup"), "early-release", None),
+        (
+            "lock5-hoisted",
+            ("user-turn", "tool-outputs", "interrupted-tool-outputs", "cleanup"),
+            "early-release",
+            None,
+        ),
+        # no site of this set deletes under the lock, so releasing it early changes
+        # nothing the invariant says; dropping the lock altogether does
+        ("lock5", ("user-turn", "tool-outputs", "interrupted-tool-outputs"), None, "unlocked"),
+    ],
+)
+def test_each_proved_site_set_has_a_mutant_that_breaks_its_certificate_for_real(
+    variant: str, sites: tuple[str, ...], mutant: str | None, faulty: str | None
+) -> None:
+    """The certificate (checked for every size by `benchmarks/bench_fol_certificates.py`)
+    is not inductive for the mutant (a counterexample to induction on 2 tasks and 1 item),
+    and a run of the mutant's first-order system from an initial state breaks the same
+    conjunct; the sound cell has no such run."""
+    sound = _cell(variant, sites)
+    found = committed(sound)
+    assert found is not None, "run benchmarks/bench_fol_coverage.py --write lock5 lock5-hoisted"
+    bad = _cell(faulty or variant, sites, mutant)
+    result = check_invariant(Problem(bad, FiniteSorts(2, 1)), list(found), 60_000)
+    assert result.conjunct is not None and result.transition is not None
+    run = run_to(Problem(bad, FiniteSorts(2, 1)), result.conjunct, 4)
+    assert run is not None and not run.states[-1].satisfies(result.conjunct)
+    assert run_to(Problem(sound, FiniteSorts(2, 1)), result.conjunct, run.depth) is None
