@@ -34,7 +34,7 @@ WRITE = False
 
 def row(cell: Cell) -> str:
     started = time.perf_counter()
-    outcome: Outcome = prove(cell, seconds_limit=300.0)
+    outcome: Outcome = prove(cell, seconds_limit=300.0, certified=False)
     wall = time.perf_counter() - started
     if WRITE and outcome.status == PROVED:
         write(cell, outcome.invariant)

@@ -113,6 +113,7 @@ def prove(
     seconds_limit: float | None = None,
     seed: tuple[Clause, ...] = (),
     fail_calls: int = 4,
+    certified: bool = True,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
@@ -129,7 +130,10 @@ def prove(
     so a seed changes how fast a proof is found, never what is proved. When inference
     gets stuck on safety, the explorer searches every mix of up to `fail_calls` calls for
     a real counterexample (the cell then `fails`; lock5 {user-turn, tool-outputs,
-    cleanup} needs three calls); it stays `unknown` when none has. `rounds` is kept
+    cleanup} needs three calls); it stays `unknown` when none has. With `certified`, a
+    committed certificate of the cell (`certificate.py`) that passes its check for every
+    size is the proof, and nothing is sampled or inferred; a stale one is ignored.
+    `rounds` is kept
     for callers of the earlier signature; inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
@@ -138,6 +142,17 @@ def prove(
     if reason:
         return Outcome(**base, status=UNKNOWN, reason=reason)  # type: ignore[arg-type]
     started = time.perf_counter()
+    if certified:
+        proof = _certified(cell, timeout_ms)
+        if proof is not None:
+            return Outcome(
+                **base,  # type: ignore[arg-type]
+                status=PROVED,
+                invariant=proof[0],
+                queries=proof[1].queries,
+                disabled=proof[1].disabled,
+                seconds={"certificate": time.perf_counter() - started},
+            )
     deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
     configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
     sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
@@ -256,6 +271,23 @@ def prove(
         queries=result.queries,
         seconds=seconds,
     )
+
+
+def _certified(cell: Cell, timeout_ms: int) -> tuple[tuple[Clause, ...], CheckResult] | None:
+    """The cell's committed certificate and its check, when there is one and it passes for
+    every size; None otherwise (inference then runs as if there were none)."""
+    # certificate.py builds on this module's check, so it is imported here
+    from proofs.engines.fol.certificate import check as check_certificate
+    from proofs.engines.fol.certificate import committed
+
+    found = committed(cell)
+    if found is None:
+        return None
+    try:
+        result = check_certificate(cell, found, timeout_ms)
+    except (AssertionError, Unsettled):
+        return None
+    return (found, result) if result.breaks is None else None
 
 
 def _cti(stuck: Stuck) -> Cti:
