@@ -25,8 +25,9 @@ DIRECTORY = Path(__file__).with_name("certificates")
 
 
 def key(cell: Cell) -> str:
-    """The file name of a cell's certificate: variant, sites in the cell's order, environment."""
-    sites = "+".join(site.name for site in cell.sites)
+    """The file name of a cell's certificate: variant, site names sorted (a cell's sites
+    are a set), environment."""
+    sites = "+".join(sorted(site.name for site in cell.sites))
     mutant = f"--{cell.mutant}" if cell.mutant else ""
     return f"{cell.variant.name}--{sites}--{cell.environment.name}{mutant}.json"
 
