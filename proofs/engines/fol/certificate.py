@@ -6,7 +6,8 @@ invariant it found is initiation per conjunct, consecution per (action, conjunct
 enabledness per action, with the sorts unbounded (a second or two). A certificate is
 the invariant as JSON, written by `benchmarks/bench_fol_coverage.py --write`; `check`
 runs those queries on the cell as the model is now, so a certificate proves nothing by
-being there: a change to the actions that breaks it makes `check` fail.
+being there: a change to the actions that breaks it makes `check` fail. Which file a
+certificate came from is therefore no part of the proof; the key only finds it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from proofs.engines.fol.modelled import OPTIONS_MODELLED
 from proofs.engines.fol.problem import SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.proving import CheckResult, check_invariant
 from proofs.engines.fol.system import Cell, unbounded_sorts
@@ -26,10 +28,12 @@ DIRECTORY = Path(__file__).with_name("certificates")
 
 def key(cell: Cell) -> str:
     """The file name of a cell's certificate: variant, site names sorted (a cell's sites
-    are a set), environment."""
+    are a set), and the environment's options the actions read (`base` for none: an
+    option the shape makes inert, such as three-way's reconnects, changes no action)."""
     sites = "+".join(sorted(site.name for site in cell.sites))
+    options = [name for name in cell.environment.options if name in OPTIONS_MODELLED]
     mutant = f"--{cell.mutant}" if cell.mutant else ""
-    return f"{cell.variant.name}--{sites}--{cell.environment.name}{mutant}.json"
+    return f"{cell.variant.name}--{sites}--{'+'.join(options) or 'base'}{mutant}.json"
 
 
 def dumps(invariant: Sequence[Clause]) -> str:
