@@ -6,7 +6,7 @@
 
 For three-way: invariant 1 with all six sites under each environment of
 `model.ENVIRONMENTS` (base, each option alone, all; `--environments` picks some), each
-other environment seeded by the base proof. For a locked variant: every
+other environment seeded by the base proof (or the base cell's committed certificate). For a locked variant: every
 non-empty subset of the six sites, base environment, first through the explorer on
 every mix of up to `--calls` calls (4 by default; `fails` with its shortest trace, the
 scenario named: with two calls, lock5 {user-turn, replacement} and {user-turn,
@@ -27,7 +27,7 @@ from itertools import combinations
 
 from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment
 from proofs.engines.fol import PROVED, Cell, Clause, Outcome, prove
-from proofs.engines.fol.certificate import write
+from proofs.engines.fol.certificate import committed, write
 from proofs.engines.fol.proving import shortest_counterexample
 
 WRITE = False
@@ -80,9 +80,10 @@ def main() -> None:
     for name in args.variants:
         variant = VARIANTS_BY_NAME[name]
         if name == "three-way":
-            # every other environment is seeded by the base proof (a seed changes how
-            # fast a proof is found, never what is proved)
-            seed: tuple[Clause, ...] = ()
+            # every other environment is seeded by the base proof, or the base cell's
+            # certificate (a seed changes how fast a proof is found, never what is proved)
+            base_cell = Cell(variant, SITES, Environment())
+            seed: tuple[Clause, ...] = committed(base_cell) or ()
             for environment in ENVIRONMENTS:
                 if args.environments and environment.name not in args.environments:
                     continue
