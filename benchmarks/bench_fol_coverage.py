@@ -6,15 +6,15 @@
 
 For three-way: invariant 1 with all six sites under each environment of
 `model.ENVIRONMENTS` (base, each option alone, all; `--environments` picks some), each
-other environment seeded by the base proof (or the base cell's committed certificate). For a locked variant: every
-non-empty subset of the six sites, base environment, first through the explorer on
-every mix of up to `--calls` calls (4 by default; `fails` with its shortest trace, the
-scenario named: with two calls, lock5 {user-turn, replacement} and {user-turn,
-tool-outputs, cleanup} looked as if they held, and three calls break both); then the
-parameterized proof runs on the maximal subsets that did not fail. A proof for a set
-of sites covers every subset of it: a run whose calls are of fewer sites is a run of
-the larger cell. One run per cell, wall seconds, the load average printed before and
-after. `--write` stores each proved invariant as a certificate
+other environment seeded by the base proof (or the base cell's committed certificate).
+For a locked variant: every non-empty subset of the six sites, base environment, first
+through the explorer on every mix of up to `--calls` calls (4 by default; `fails` with
+its shortest trace, the scenario named: with two calls, lock5 {user-turn, replacement}
+and {user-turn, tool-outputs, cleanup} looked as if they held, and three calls break
+both); then the parameterized proof runs on the maximal subsets that did not fail. A
+proof for a set of sites covers every subset of it: a run whose calls are of fewer sites
+is a run of the larger cell. One run per cell, wall seconds, the load average printed
+before and after. `--write` stores each proved invariant as a certificate
 (`proofs/engines/fol/certificate.py`), which the tests check for every size.
 """
 
