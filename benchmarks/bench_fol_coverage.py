@@ -15,7 +15,8 @@ both); then the parameterized proof runs on the maximal subsets that did not fai
 proof for a set of sites covers every subset of it: a run whose calls are of fewer sites
 is a run of the larger cell. One run per cell, wall seconds, the load average printed
 before and after. `--write` stores each proved invariant as a certificate
-(`proofs/engines/fol/certificate.py`), which the tests check for every size.
+(`proofs/engines/fol/certificate.py`); `bench_fol_certificates.py` checks every one for
+every size, the tests some.
 """
 
 from __future__ import annotations
