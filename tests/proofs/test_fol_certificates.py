@@ -9,6 +9,7 @@ import pytest
 
 from model import ENVIRONMENTS_BY_NAME, SITES_BY_NAME, VARIANTS_BY_NAME
 from proofs.engines.fol import (
+    FAILS,
     PROVED,
     SAFETY,
     Cell,
@@ -158,3 +159,14 @@ def test_each_proved_site_set_has_a_mutant_that_breaks_its_certificate_for_real(
     run = run_to(Problem(bad, FiniteSorts(2, 1)), result.conjunct, 4)
     assert run is not None and not run.states[-1].satisfies(result.conjunct)
     assert run_to(Problem(sound, FiniteSorts(2, 1)), result.conjunct, run.depth) is None
+
+
+def test_prove_fails_a_cell_whose_counterexample_needs_more_calls_than_its_sample() -> None:
+    """Inference on lock5 {user-turn, replacement} (sampled on two calls) gets stuck on
+    safety; the explorer then finds the three-call counterexample, so the cell fails
+    instead of staying unknown."""
+    outcome = prove(_cell("lock5", ("user-turn", "replacement")))
+    assert outcome.status == FAILS, outcome.reason
+    found = outcome.counterexample
+    assert found is not None and found.scenario == "mix:user-turn+replacement+replacement"
+    assert outcome.cti is not None and outcome.cti.conjunct == SAFETY
