@@ -10,8 +10,9 @@
 A cell is `VARIANT:SITES:ENVIRONMENT`, SITES joined by `,` or `all`. Each row gives
 the verdict, the median wall seconds of `--runs` runs (each proof in its own z3
 contexts, so runs are independent), the last run's split (sampling the explorer's
-states and filtering candidates; inference on the finite instance and its core; the
-check with unbounded sorts), its counterexamples to induction, conjuncts and
+states and filtering candidates; inference on the finite instance and its core; on the
+3-task instance, where the first is not enough; the check with unbounded sorts; a
+certificate's check, `--certified`), its counterexamples to induction, conjuncts and
 queries. The load average is printed before and after: the machine is shared.
 """
 
@@ -56,7 +57,8 @@ def measure(cell: Cell, runs: int, seed: tuple[Clause, ...] = ()) -> tuple[Outco
 
 
 def row(label: str, outcome: Outcome, walls: list[float]) -> str:
-    split = " / ".join(f"{outcome.seconds.get(k, 0.0):.1f}" for k in ("sample", "houdini", "check"))
+    keys = ("sample", "houdini", "larger", "check", "certificate")
+    split = " / ".join(f"{outcome.seconds.get(k, 0.0):.1f}" for k in keys)
     runs = ", ".join(f"{w:.1f}" for w in walls)
     verdict = outcome.status if not outcome.reason else f"{outcome.status} ({outcome.reason})"
     return (
@@ -80,7 +82,8 @@ def main() -> None:
     CERTIFIED = args.certified
     print(f"load average before: {os.getloadavg()}")
     print(
-        "| cell | verdict | median s (runs) | sample / infer / check s "
+        "| cell | verdict | median s (runs) | sample / infer / 3-task infer / check / "
+        "certificate s "
         "| CTIs | conjuncts | queries |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |", flush=True)
