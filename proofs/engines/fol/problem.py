@@ -50,7 +50,8 @@ ASSUMPTIONS: tuple[str, ...] = (
     "every cleanup drops exactly the never-played items, which are on the server at the "
     "start and nowhere else",
     "at the start the mirror is the server conversation and the local context is the "
-    "server conversation less the never-played items",
+    "server conversation less the never-played items (all of it where no site is a "
+    "cleanup)",
     "the request of a mirror-diff push agrees with the mirror in order on common items "
     "(so the order-aware diff is the diff by membership)",
 )
