@@ -2,31 +2,53 @@
 
     .venv/bin/python benchmarks/bench_fol_coverage.py three-way     # every environment
     .venv/bin/python benchmarks/bench_fol_coverage.py lock5 lock5-hoisted   # site subsets
+    .venv/bin/python benchmarks/bench_fol_coverage.py --write lock5   # and certificates
 
 For three-way: invariant 1 with all six sites under each environment of
-`model.ENVIRONMENTS` (base, each option alone, all). For a locked variant: every
-non-empty subset of the six sites, base environment, first through the explorer on
-every mix of up to two calls (`fails` with its shortest trace, the scenario named);
-then the parameterized proof runs on the maximal subsets that did not fail. A proof
-for a set of sites covers every subset of it: a run whose calls are of fewer sites is
-a run of the larger cell. One run per cell, wall seconds.
+`model.ENVIRONMENTS` (base, each option alone, all; `--environments` picks some), each
+other environment seeded by the base proof (or the base cell's committed certificate).
+For a locked variant: every non-empty subset of the six sites, base environment, first
+through the explorer on every mix of up to `--calls` calls (4 by default; `fails` with
+its shortest trace, the scenario named: with two calls, lock5 {user-turn, replacement}
+and {user-turn, tool-outputs, cleanup} looked as if they held, and three calls break
+both); then the parameterized proof runs on the maximal subsets that did not fail. A
+proof for a set of sites covers every subset of it: a run whose calls are of fewer sites
+is a run of the larger cell. One run per cell, wall seconds, the load average printed
+before and after. `--write` stores each proved invariant as a certificate
+(`proofs/engines/fol/certificate.py`); `bench_fol_certificates.py` checks every one for
+every size, the tests some.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from itertools import combinations
 
 from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment
-from proofs.engines.fol import Cell, Outcome, prove
+from proofs.engines.fol import PROVED, Cell, Clause, Outcome, prove
+from proofs.engines.fol.certificate import committed, write
 from proofs.engines.fol.proving import shortest_counterexample
 
+WRITE = False
+LIMIT = 300.0
 
-def row(cell: Cell) -> str:
+
+def row(cell: Cell, seed: tuple[Clause, ...] = ()) -> str:
+    return text(cell, *run(cell, seed))
+
+
+def run(cell: Cell, seed: tuple[Clause, ...] = ()) -> tuple[Outcome, float]:
     started = time.perf_counter()
-    outcome: Outcome = prove(cell)
+    outcome: Outcome = prove(cell, seconds_limit=LIMIT, certified=False, seed=seed)
     wall = time.perf_counter() - started
+    if WRITE and outcome.status == PROVED:
+        write(cell, outcome.invariant)
+    return outcome, wall
+
+
+def text(cell: Cell, outcome: Outcome, wall: float) -> str:
     sites = ", ".join(site.name for site in cell.sites)
     found = outcome.counterexample
     detail = (
@@ -43,21 +65,41 @@ def row(cell: Cell) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variants", nargs="+")
+    parser.add_argument("--calls", type=int, default=4, help="explorer mixes of up to N calls")
+    parser.add_argument("--write", action="store_true", help="write certificates of proofs")
+    parser.add_argument("--seconds", type=float, default=300.0, help="inference limit per cell")
+    parser.add_argument(
+        "--environments", type=lambda x: x.split(","), default=None, help="three-way: NAME,..."
+    )
     args = parser.parse_args()
+    global WRITE, LIMIT
+    WRITE = args.write
+    LIMIT = args.seconds
+    print(f"load average before: {os.getloadavg()}")
     print("| variant | sites | environment | verdict | wall s | invariant or trace |")
     print("| --- | --- | --- | --- | --- | --- |", flush=True)
     for name in args.variants:
         variant = VARIANTS_BY_NAME[name]
         if name == "three-way":
+            # every other environment is seeded by the base proof, or the base cell's
+            # certificate (a seed changes how fast a proof is found, never what is proved)
+            base_cell = Cell(variant, SITES, Environment())
+            seed: tuple[Clause, ...] = committed(base_cell) or ()
             for environment in ENVIRONMENTS:
-                print(row(Cell(variant, SITES, environment)), flush=True)
+                if args.environments and environment.name not in args.environments:
+                    continue
+                cell = Cell(variant, SITES, environment)
+                outcome, wall = run(cell, seed)
+                if environment.name == "base" and outcome.status == PROVED:
+                    seed = outcome.invariant
+                print(text(cell, outcome, wall), flush=True)
             continue
         holding = []
         for size in range(1, len(SITES) + 1):
             for sites in combinations(SITES, size):
                 cell = Cell(variant, sites, Environment())
                 started = time.perf_counter()
-                found = shortest_counterexample(cell, 2)
+                found = shortest_counterexample(cell, args.calls)
                 if found is None:
                     holding.append(frozenset(sites))
                     continue
@@ -71,6 +113,7 @@ def main() -> None:
         for sites_set in maximal:
             ordered = tuple(site for site in SITES if site in sites_set)
             print(row(Cell(variant, ordered, Environment())), flush=True)
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ from model import (
     SITES_BY_NAME,
     VARIANTS_BY_NAME,
     Invariant,
-    Verdict,
     check,
 )
-from proofs.engines.explore import explore
 from proofs.engines.fol import (
     FAILS,
     PROVED,
@@ -158,39 +156,6 @@ def test_a_proof_finds_the_same_invariant_after_another_proof(locked: Outcome) -
         fresh = pool.submit(_prove_lock5).result()
     assert fresh.status == locked.status == PROVED
     assert [c.text() for c in fresh.invariant] == [c.text() for c in locked.invariant]
-
-
-def test_releasing_the_lock_before_the_acks_breaks_the_lock5_invariant(locked: Outcome) -> None:
-    """lock5 with a user turn and tool outputs is proved; with the locks released when
-    the push sends, the invariant's lock discipline breaks, on a real run of the mutant
-    from an initial state. (An unintended delete is not reached in this cell: with both
-    locks free at once, the next push snapshots and diffs in one step.)"""
-    assert locked.status == PROVED, locked.reason
-    cell = _cell("lock5", ("user-turn", "tool-outputs"), "early-release")
-    problem = Problem(cell, FiniteSorts(2, 2))
-    result = check_invariant(problem, list(locked.invariant), 60_000)
-    assert result.conjunct is not None
-    assert result.conjunct != SAFETY
-    run = run_to(problem, result.conjunct, 6)
-    assert run is not None and not run.states[-1].satisfies(result.conjunct)
-    assert run_to(Problem(locked.cell, FiniteSorts(2, 2)), result.conjunct, run.depth) is None
-
-
-def test_releasing_the_lock_before_the_acks_deletes_a_user_turn_for_real() -> None:
-    """With a cleanup beside the user turn, the early release is an unintended delete: the
-    user turn's message is acknowledged, and before the turn adds it to the local context
-    (after its push) the cleanup takes the free locks and pushes the local context, which
-    lacks it. A run of the mutant's first-order system from an initial state, 4 steps.
-    The sound lock5 holds there on every mix of up to two calls (the explorer; the
-    first-order engine does not prove that cell, docs/proofs.md)."""
-    sites = ("user-turn", "cleanup")
-    run = run_to(Problem(_cell("lock5", sites, "early-release"), FiniteSorts(2, 1)), SAFETY, 4)
-    assert run is not None and not run.states[-1].satisfies(SAFETY)
-    assert run.actions[0] == "call user-turn" and run.actions[-1] == "call cleanup"
-    sound = _cell("lock5", sites)
-    for scenario in mixes(sound.sites, 2, BASE):
-        finding = explore(config_of(sound, scenario), (Invariant.NO_UNINTENDED_DELETE,))
-        assert finding.finding(Invariant.NO_UNINTENDED_DELETE).verdict is Verdict.HOLDS
 
 
 def test_events_out_of_order_reach_an_unintended_delete() -> None:

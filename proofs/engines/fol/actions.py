@@ -76,13 +76,27 @@ def _free(sorts: Sorts, run: Run, owner: str, waiter: str) -> Expr:
 
 
 def _release(sorts: Sorts, run: Run, t: Any, owner: str, waiter: str, w: Any) -> None:
-    """Release a lock `t` owns: any waiter may get it (over-approximates the FIFO)."""
+    """Release a lock `t` owns to waiter `w`: for the activity lock the first waiter (its
+    FIFO `aq`, as asyncio's lock), for the provider lock any waiter (over-approximates
+    the FIFO)."""
     own, wait = run[owner], run[waiter]
     owned = own(t)
     has_waiter = sorts.exists(TASK, lambda x: wait(x))
-    run.require(z3.Or(z3.Not(owned), z3.Not(has_waiter), wait(w)))
+    chosen = wait(w)
+    if waiter == "await":
+        ahead = run["aq"]
+        chosen = z3.And(chosen, sorts.forall(TASK, lambda x: z3.Not(ahead(x, w))))
+        run.set("aq", lambda x, y: z3.And(ahead(x, y), z3.Or(z3.Not(owned), x != w)))
+    run.require(z3.Or(z3.Not(owned), z3.Not(has_waiter), chosen))
     run.set(owner, lambda x: z3.If(owned, z3.And(has_waiter, x == w), own(x)))
     run.set(waiter, lambda x: z3.If(owned, z3.And(wait(x), x != w), wait(x)))
+
+
+def _join(run: Run, t: Any) -> None:
+    """`t` waits for the activity lock, behind every task already waiting."""
+    wait, ahead = run["await"], run["aq"]
+    run.set("aq", lambda x, y: z3.Or(ahead(x, y), z3.And(y == t, wait(x))))
+    _set_task(run, "await", t, True)
 
 
 def _site(cell: Cell, run: Run, site: Site) -> Fn:
@@ -175,7 +189,7 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
         _set_task(taken, "aown", t, True)
         taken = _snapshot(cell, sorts, site, taken, p)
         waits = run.copy()
-        _set_task(waits, "await", t, True)
+        _join(waits, t)
         _set_pc(waits, t, "wact")
         return merge(free, taken, waits)
     return _snapshot(cell, sorts, site, run, p)

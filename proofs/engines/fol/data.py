@@ -104,8 +104,11 @@ def structure(state: State, config: Config, cell: Cell) -> Structure:
     for name, lock in (("a", state.activity_lock), ("p", state.provider_lock)):
         if lock.owner is not None:
             put(name + "own", lock.owner)
-        for t in lock.waiters:
+        for n, t in enumerate(lock.waiters):
             put(name + "wait" if name == "p" else "await", t)
+            if name == "a":
+                for later in lock.waiters[n + 1 :]:
+                    put("aq", t, later)
     for t, item, was_acked in state.deletes_sent:
         if was_acked:
             put("dack", t, item)

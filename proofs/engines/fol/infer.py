@@ -73,6 +73,7 @@ LIKELY: tuple[str, ...] = (
     "fifo",
     "item-flight",
     "item-adder",
+    "slot-adder",
     "item3",
 )
 

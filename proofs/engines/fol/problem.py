@@ -50,14 +50,16 @@ ASSUMPTIONS: tuple[str, ...] = (
     "every cleanup drops exactly the never-played items, which are on the server at the "
     "start and nowhere else",
     "at the start the mirror is the server conversation and the local context is the "
-    "server conversation less the never-played items",
+    "server conversation less the never-played items (all of it where no site is a "
+    "cleanup)",
     "the request of a mirror-diff push agrees with the mirror in order on common items "
     "(so the order-aware diff is the diff by membership)",
 )
 
 
 def fixed_conjuncts(cell: Cell) -> tuple[Clause, ...]:
-    """Structure every state has: one program counter, `before` a strict total order."""
+    """Structure every state has: one program counter, `before` a strict total order, and
+    (with locks) `aq` a strict total order on the activity lock's waiters."""
     out = [Clause(tuple(lit(pc, "t") for pc in PCS), "some program counter")]
     for a, first in enumerate(PCS):
         for second in PCS[a + 1 :]:
@@ -70,6 +72,27 @@ def fixed_conjuncts(cell: Cell) -> tuple[Clause, ...]:
         ),
         Clause((lit("=", "t", "u"), lit("before", "t", "u"), lit("before", "u", "t")), "total"),
     ]
+    if not cell.three_way:
+        # the activity lock's waiters in the order they came: a strict total order on them
+        out += [
+            Clause((neg("aq", "t", "t"),), "aq is irreflexive"),
+            Clause(
+                (neg("aq", "t", "u"), neg("aq", "u", "w"), lit("aq", "t", "w")),
+                "aq is transitive",
+            ),
+            Clause((neg("aq", "t", "u"), lit("await", "t")), "aq orders waiters"),
+            Clause((neg("aq", "t", "u"), lit("await", "u")), "aq orders waiters only"),
+            Clause(
+                (
+                    neg("await", "t"),
+                    neg("await", "u"),
+                    lit("=", "t", "u"),
+                    lit("aq", "t", "u"),
+                    lit("aq", "u", "t"),
+                ),
+                "aq is total on waiters",
+            ),
+        ]
     return tuple(out)
 
 
@@ -208,6 +231,10 @@ class Problem:
         for a, first in enumerate(sites):
             for second in sites[a + 1 :]:
                 out.append(_exclusive(s, first, second))
+        if not cell.uses(RequestSource.LOCAL_CONTEXT):
+            # never-played items are what a cleanup drops; with no cleanup there are none
+            # (the local context starts as the server conversation)
+            out.append(s.forall(ITEM, lambda i: z3.Not(np(i))))
         for site, f in zip(cell.sites, sites, strict=True):
             if site.request is RequestSource.MIRROR_SNAPSHOT:
                 out.append(_drops_as(s, f, drops, None))

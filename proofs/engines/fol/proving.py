@@ -109,9 +109,11 @@ def prove(
     timeout_ms: int = 60_000,
     finite: tuple[int, int] = (2, 3),
     rounds: int = 5,
-    larger: tuple[int, int] | None = None,
+    larger: tuple[int, int] | None = (3, 3),
     seconds_limit: float | None = None,
     seed: tuple[Clause, ...] = (),
+    fail_calls: int = 4,
+    certified: bool = True,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
@@ -119,12 +121,19 @@ def prove(
     and items, every quantifier expanded: a model there is a model of the unbounded
     query, so what it refutes is refuted for every size), then with the sorts
     unbounded; the result is checked per (action, conjunct). `larger` is a second
-    finite instance inference continues on (a CTI there is cheaper than with the sorts
-    unbounded); None skips it. Past `seconds_limit` (wall seconds from the start)
+    finite instance inference continues on when the first one's invariant is not
+    inductive for every size (a CTI there is cheaper than with the sorts unbounded);
+    None skips it. Past `seconds_limit` (wall seconds from the start)
     inference stops and the cell is `unknown`. `seed` is conjuncts to start from (say the
     invariant proved for a smaller environment or fewer sites): those true on this cell's
     sample and initially join at once, and inference drops any that is not inductive here,
-    so a seed changes how fast a proof is found, never what is proved. `rounds` is kept
+    so a seed changes how fast a proof is found, never what is proved. When inference
+    gets stuck on safety, the explorer searches every mix of up to `fail_calls` calls for
+    a real counterexample (the cell then `fails`; lock5 {user-turn, tool-outputs,
+    cleanup} needs three calls); it stays `unknown` when none has. With `certified`, a
+    committed certificate of the cell (`certificate.py`) that passes its check for every
+    size is the proof, and nothing is sampled or inferred; a stale one is ignored.
+    `rounds` is kept
     for callers of the earlier signature; inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
@@ -133,6 +142,17 @@ def prove(
     if reason:
         return Outcome(**base, status=UNKNOWN, reason=reason)  # type: ignore[arg-type]
     started = time.perf_counter()
+    if certified:
+        proof = _certified(cell, timeout_ms)
+        if proof is not None:
+            return Outcome(
+                **base,  # type: ignore[arg-type]
+                status=PROVED,
+                invariant=proof[0],
+                queries=proof[1].queries,
+                disabled=proof[1].disabled,
+                seconds={"certificate": time.perf_counter() - started},
+            )
     deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
     configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
     sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
@@ -169,14 +189,7 @@ def prove(
         ]
         found = infer([*start, *seeded], start, pool, init_small, finite_queries, deadline=deadline)
         ctis = found.ctis
-        if found.stuck is None and larger is not None:
-            small = Problem(cell, FiniteSorts(*larger))
-            finite_queries = all_queries(small, timeout_ms)
-            init_small = InitQueries(small, timeout_ms)
-            found = infer(
-                found.invariant, start, pool, init_small, finite_queries, deadline=deadline
-            )
-            ctis += found.ctis
+        grown = found.invariant
         if found.stuck is None:
             found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
         seconds["houdini"] = time.perf_counter() - mark
@@ -188,11 +201,40 @@ def prove(
             # the finite instance's invariant is usually inductive for every size too:
             # check it per (action, conjunct) first, and infer further only if it is not
             result = _check_or_none(problem, list(found.invariant), init, queries)
-            if result is None:
-                found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
-                ctis += found.ctis
+        if result is None and found.stuck is None and larger is not None:
+            # a CTI on a larger finite instance is cheaper than one with unbounded sorts
+            # (lock5 {user-turn, cleanup} needs a third task: two waiters and an owner)
+            started_larger = time.perf_counter()
+            small = Problem(cell, FiniteSorts(*larger))
+            finite_queries = all_queries(small, timeout_ms)
+            init_small = InitQueries(small, timeout_ms)
+            found = infer(grown, start, pool, init_small, finite_queries, deadline=deadline)
+            ctis += found.ctis
+            if found.stuck is None:
+                found = attrs.evolve(found, invariant=core(found.invariant, start, finite_queries))
+                result = _check_or_none(problem, list(found.invariant), init, queries)
+            seconds["larger"] = time.perf_counter() - started_larger
+        if result is None and found.stuck is None:
+            found = infer(found.invariant, start, pool, init, queries, deadline=deadline)
+            ctis += found.ctis
         if found.stuck is not None:
-            seconds["check"] = time.perf_counter() - mark
+            seconds["check"] = time.perf_counter() - mark - seconds.get("larger", 0.0)
+            if not found.stuck.exhausted and fail_calls > sample_calls:
+                # safety left: the cell may fail with more calls than the sample has
+                mark = time.perf_counter()
+                larger_mix = shortest_counterexample(cell, fail_calls)
+                seconds["explore"] = time.perf_counter() - mark
+                if larger_mix is not None:
+                    return Outcome(
+                        **base,  # type: ignore[arg-type]
+                        **counts,  # type: ignore[arg-type]
+                        status=FAILS,
+                        seconds=seconds,
+                        ctis=ctis,
+                        cti=_cti(found.stuck),
+                        counterexample=larger_mix,
+                        reason=f"a reachable state of a mix of up to {fail_calls} calls breaks it",
+                    )
             return Outcome(
                 **base,  # type: ignore[arg-type]
                 **counts,  # type: ignore[arg-type]
@@ -208,7 +250,7 @@ def prove(
             )
         if result is None:
             result = check_each(problem, list(found.invariant), init, queries)
-        seconds["check"] = time.perf_counter() - mark
+        seconds["check"] = time.perf_counter() - mark - seconds.get("larger", 0.0)
     except Unsettled as error:
         return Outcome(
             **base,  # type: ignore[arg-type]
@@ -229,6 +271,23 @@ def prove(
         queries=result.queries,
         seconds=seconds,
     )
+
+
+def _certified(cell: Cell, timeout_ms: int) -> tuple[tuple[Clause, ...], CheckResult] | None:
+    """The cell's committed certificate and its check, when there is one and it passes for
+    every size; None otherwise (inference then runs as if there were none)."""
+    # certificate.py builds on this module's check, so it is imported here
+    from proofs.engines.fol.certificate import check as check_certificate
+    from proofs.engines.fol.certificate import committed
+
+    found = committed(cell)
+    if found is None:
+        return None
+    try:
+        result = check_certificate(cell, found, timeout_ms)
+    except (AssertionError, Unsettled):
+        return None
+    return (found, result) if result.breaks is None else None
 
 
 def _cti(stuck: Stuck) -> Cti:

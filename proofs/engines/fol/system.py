@@ -107,6 +107,7 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
         rels += [
             Relation("aown", (TASK,), summary="owns the activity lock"),
             Relation("await", (TASK,), summary="waits for the activity lock"),
+            Relation("aq", (TASK, TASK), summary="waits for the activity lock ahead of (its FIFO)"),
             Relation("pown", (TASK,), summary="owns the provider lock"),
             Relation("pwait", (TASK,), summary="waits for the provider lock"),
         ]

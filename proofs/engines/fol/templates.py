@@ -40,6 +40,9 @@ FAMILIES: dict[str, str] = {
     "item3": "three facts about one item, or three unless some task is at some point",
     "item-adder": "one or two facts about one item, or one implying one of two others, unless "
     "the call that adds it is at some point (an existential: exists u. adds(u, i) & P(u))",
+    "slot-adder": "a task's op slot of an item implies one fact about the item, unless the "
+    "call that adds the item is at some point (a create in flight is of an item the local "
+    "context has, or its adder still waits for its acks)",
 }
 
 
@@ -63,7 +66,7 @@ SLOTS = frozenset(
 
 def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
     """Every instance of every family over `relations`, without duplicates."""
-    rels = [r for r in relations if r.name != "before"]
+    rels = [r for r in relations if r.sorts != (TASK, TASK)]
     items = [Atom(r.name, ("i",)) for r in _of(rels, (ITEM,))]
     dynamic = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if not r.static]
     sites = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if r.static]
@@ -123,6 +126,10 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
             emit((*combo, Literal(True, extra)), "item-flight")
         for extra in adders:
             emit((*combo, Literal(True, extra)), "item-adder")
+    for slot in slots_ti:
+        for item in item_lits:
+            for extra in adders:
+                emit((Literal(False, slot), item, Literal(True, extra)), "slot-adder")
     for combo in combinations(item_lits, 3):
         emit(combo, "item3")
         for extra in anyone:

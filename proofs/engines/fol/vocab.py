@@ -65,7 +65,7 @@ def with_derived(
     for name, rows in list(out.items()):
         if name in _PAIRS:
             out[SOME + name] = frozenset((row[1],) for row in rows)
-        elif name != "before":
+        elif name not in ("before", "aq"):
             out[ANY + name] = frozenset({()}) if rows else frozenset()
         if name in ADDER_OF:
             out[ADDER + name] = frozenset((i,) for t, i in adds if (t,) in rows)

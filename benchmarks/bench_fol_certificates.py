@@ -1,0 +1,85 @@
+"""Every committed certificate checked for every size and against the explorer, timed.
+
+    .venv/bin/python benchmarks/bench_fol_certificates.py [--runs 3] [--calls 3]
+
+For each file in `proofs/engines/fol/certificates/`: `certificate.check` (initiation,
+consecution per (action, conjunct), enabledness, sorts unbounded) and the cross-check
+(every state the explorer reaches on every mix of up to `--calls` calls, mapped to the
+relations, satisfies every conjunct; two calls for cells of more than `--wide` sites).
+Exits 1 when a certificate fails either, so it
+doubles as the check of the certificates the tests do not load (they check lock5
+{user-turn, cleanup} only, for time). Medians of `--runs` runs, with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+from model import ENVIRONMENTS_BY_NAME, SITES_BY_NAME, VARIANTS_BY_NAME
+from proofs.engines.fol import Cell, Sample, mixes, reachable, structure
+from proofs.engines.fol.certificate import DIRECTORY, check, loads
+from proofs.engines.fol.data import config_of
+
+
+def cell_of(stem: str) -> Cell:
+    variant, sites, environment = stem.split("--")[:3]
+    return Cell(
+        VARIANTS_BY_NAME[variant],
+        tuple(SITES_BY_NAME[s] for s in sites.split("+")),
+        ENVIRONMENTS_BY_NAME[environment],
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--wide", type=int, default=4, help="more sites: at most 2 calls")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    print(
+        "| certificate | conjuncts | proof for every size | check s (runs) "
+        "| states (calls) | cross-check s |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |", flush=True)
+    failed = False
+    for path in sorted(DIRECTORY.glob("*.json")):
+        cell = cell_of(path.stem)
+        invariant = loads(path.read_text())
+        walls = []
+        holds = True
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            holds = check(cell, invariant).breaks is None and holds
+            walls.append(time.perf_counter() - started)
+        # mixes of three calls of six sites under timeouts are more states than a run
+        # of this benchmark can afford; such cells are cross-checked on two
+        calls = args.calls if len(cell.sites) <= args.wide else min(args.calls, 2)
+        started = time.perf_counter()
+        sample = Sample(
+            structure(state, config_of(cell, scenario), cell)
+            for scenario in mixes(cell.sites, calls, cell.environment)
+            for state in reachable(config_of(cell, scenario))
+        )
+        wrong = [c for c in invariant if sample.violated(c)]
+        cross = time.perf_counter() - started
+        failed = failed or not holds or bool(wrong)
+        runs = ", ".join(f"{w:.1f}" for w in walls)
+        verdict = "yes" if holds else "NO"
+        if wrong:
+            verdict += f"; {len(wrong)} conjuncts false on a reachable state"
+        print(
+            f"| {path.stem} | {len(invariant)} | {verdict} | {statistics.median(walls):.1f} "
+            f"({runs}) | {len(sample)} ({calls}) | {cross:.1f} |",
+            flush=True,
+        )
+    print(f"load average after: {os.getloadavg()}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
