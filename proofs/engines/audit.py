@@ -875,7 +875,7 @@ def emit_sites(places: Iterable[Place]) -> str:
     """The push places as site records for the model, as a JSON list.
 
     Field names and values follow ``model.sites.Site`` (``name``, ``summary``,
-    ``request``, ``local_update``, ``speech``, ``source``), plus ``locked``, which the
+    ``request``, ``local_update``, ``speech``, ``after_hidden_call``, ``source``), plus ``locked``, which the
     model keeps in its variants rather than in the site. Mirror reads push
     nothing and are left out. A push of ``unknown`` request kind has no model
     counterpart, so it is written with ``request: "unknown"`` and a ``note``
@@ -893,6 +893,8 @@ def emit_sites(places: Iterable[Place]) -> str:
             "local_update": place.local_update,
             # the audit reads no speech scheduler: `none` lets every interleaving happen
             "speech": "none",
+            # nor what precedes a pushed item in the real local context
+            "after_hidden_call": False,
             "locked": place.lock is not None,
             "source": place.source,
         }

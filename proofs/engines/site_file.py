@@ -96,6 +96,7 @@ def load_sites(path: str) -> SiteSpec:
             local_update=LocalUpdate(record["local_update"]),
             source=record.get("source", ""),
             speech=SpeechTurn(record.get("speech", SpeechTurn.NONE.value)),
+            after_hidden_call=record.get("after_hidden_call", False),
         )
         sites.append(site)
         if record.get("locked", False):
