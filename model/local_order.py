@@ -106,7 +106,7 @@ def plan(config: Config) -> tuple[Plan, ...]:
 def _plan(config: Config) -> tuple[Plan, ...]:
     return tuple(
         Plan(
-            local_order(config.site(task)),
+            local_order(config.site(task), {} if config.appends_locally else None),
             config.local_update(task),
             config.call(task).adds,
             config.site(task).request is RequestSource.MIRROR_SNAPSHOT,

@@ -75,6 +75,10 @@ class Config:
     extra_sites: tuple[Site, ...] = ()
     #: The provider session's shape; by default the variant's own.
     shape: SessionShape = field()
+    #: Every site creates its items at its call and appends them to the local
+    #: context, ignoring livekit's creation-time order (`model.sites.LOCAL_ORDER`):
+    #: the model the z3 per-scenario encoding checks (`ORDER_UNENCODED` there).
+    appends_locally: bool = field(default=False, kw_only=True)
 
     @shape.default
     def _default_shape(self) -> SessionShape:

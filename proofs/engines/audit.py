@@ -875,8 +875,9 @@ def emit_sites(places: Iterable[Place]) -> str:
     """The push places as site records for the model, as a JSON list.
 
     Field names and values follow ``model.sites.Site`` (``name``, ``summary``,
-    ``request``, ``local_update``, ``speech``, ``after_hidden_call``, ``source``), plus ``locked``, which the
-    model keeps in its variants rather than in the site. Mirror reads push
+    ``request``, ``local_update``, ``speech``, ``after_hidden_call``, ``source``),
+    plus ``locked``, which the model keeps in its variants rather than in the site.
+    Mirror reads push
     nothing and are left out. A push of ``unknown`` request kind has no model
     counterpart, so it is written with ``request: "unknown"`` and a ``note``
     saying why: the loader reports it as skipped, never drops it unseen and never

@@ -24,10 +24,11 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import z3
 from z3 import z3core
 
-from model import Config, Move, MoveKind, OpKind, Pc, RequestSource, State, successors
+from model import Config, OpKind, Pc, RequestSource, State, successors
 from model import initial_state as model_initial
 from proofs.engines.smt.encoding import (
     ANSWERED,
@@ -257,24 +258,22 @@ def view(enc: Encoding, values: dict[str, bool | int]) -> dict[str, Any]:
     }
 
 
-def _encoded(state: State, config: Config) -> Iterator[tuple[Move, State]]:
-    """The model's moves the encoding has: all but the local order's `before-call`,
-    which it leaves to the explorer (`encoding.ORDER_UNENCODED`: every item is
-    created at its call)."""
-    for move, successor in successors(state, config):
-        if move.kind is not MoveKind.BEFORE_CALL:
-            yield move, successor
+def encoded_model(config: Config) -> Config:
+    """The model the encoding is checked against: `config` with every item created at
+    its call and appended to the local context (`encoding.ORDER_UNENCODED`)."""
+    return attrs.evolve(config, appends_locally=True)
 
 
 def reachable(config: Config, limit: int | None = None) -> Iterator[State]:
-    """Every state of the model reachable by the moves the encoding has, breadth-first."""
+    """Every reachable state of the encoding's model (`encoded_model`), breadth-first."""
+    config = encoded_model(config)
     start = model_initial(config)
     seen = {start}
     queue = deque([start])
     while queue:
         state = queue.popleft()
         yield state
-        for _, successor in _encoded(state, config):
+        for _, successor in successors(state, config):
             if successor not in seen:
                 seen.add(successor)
                 queue.append(successor)
@@ -288,10 +287,11 @@ def disagreements(
     """Every way the encoding and the model differ on the reachable states."""
     enc = enc if enc is not None else Encoding(config, specialize=True, symmetry=False)
     evaluator = evaluator if evaluator is not None else Evaluator(enc)
+    model = encoded_model(config)
     for state in reachable(config):
         values = enc.concrete(state)
         enabled = evaluator.enabled(values)
-        model_moves = {move: succ for move, succ in _encoded(state, config)}
+        model_moves = {move: succ for move, succ in successors(state, model)}
         names = [enc.instances[k].move for k in enabled]
         for move in model_moves:
             if names.count(move) != 1:
