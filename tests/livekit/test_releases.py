@@ -21,7 +21,17 @@ INV1 = Invariant.NO_UNINTENDED_DELETE.value
 INV2 = Invariant.AGREEMENT_AT_REST.value
 INV5 = Invariant.REMOVED_AT_REST.value
 
-TRIM_SHORTEST = ["call T0", "call T1", "server-apply T0 out1", "client-apply T0 out1"]
+#: The interrupted generation ends on its cancel's done event (`interruption_end`).
+TRIM_SHORTEST = [
+    "call T0",
+    "server-apply T0 response",
+    "client-apply T0 response",
+    "call T1",
+    "server-apply T0 out1",
+    "client-apply T0 out1",
+]
+#: A tool output pushed by a generation that was not interrupted: no cancel.
+NEW_OUTPUT_SHORTEST = ["call T0", "call T1", "server-apply T0 out1", "client-apply T0 out1"]
 
 
 def _assert_trim_undone(row: dict[str, Any]) -> None:
@@ -36,12 +46,13 @@ def _assert_trim_undone(row: dict[str, Any]) -> None:
     assert row["same_items"] is True
     assert row["lost"] == [] and row["recreated"] == [] and row["errors"] == []
     assert row["shortest"] == TRIM_SHORTEST
-    assert row["stepped_with_model"] == row["sequences"] == 4
+    assert row["stepped_with_model"] == row["sequences"] == 6
     undone = [s for s in row["sweep"] if s["broken"]]
     # the two interleavings with the replacement called while the output's push waits
-    assert [s["stimuli"][:2] for s in undone] == [
-        ["call T0", "call T1"],
-        ["call T0", "server-apply T0 out1"],
+    ended = ["call T0", "server-apply T0 response", "client-apply T0 response"]
+    assert [s["stimuli"][:4] for s in undone] == [
+        [*ended, "call T1"],
+        [*ended, "server-apply T0 out1"],
     ]
 
 
@@ -147,6 +158,34 @@ def test_every_catalog_interleaving_steps_with_the_model(version: str) -> None:
             assert all(s["divergence"] is None for s in row["sweep"]), row["scenario"]
 
 
+def test_the_sweep_leaves_out_exactly_the_runs_that_create_an_item_before_its_call(
+    livekit_version: str,
+) -> None:
+    """The adapters' tools return at their calls: the model's runs with a
+    `before-call` step are counted as not driven, never run and never dropped unseen."""
+    from model import MoveKind
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+    from proofs.engines.conformance.follow import sequences
+
+    report = release_report(livekit_version)
+    release = RELEASES_BY_VERSION[livekit_version]
+    by_name = {row["scenario"]: row for row in report["scenarios"]}
+    left_out = 0
+    for case in SCENARIOS:
+        row = by_name[case.name]
+        if not row["applicable"]:
+            continue
+        config = release_config(release.variant, case, case.environment)
+        every = sequences(config)
+        early = [m for m in every if any(x.kind is MoveKind.BEFORE_CALL for x in m)]
+        assert row["not_driven"] == len(early), case.name
+        assert row["sequences"] == len(every) - len(early), case.name
+        assert all(not s["stimuli"][0].startswith("before-call") for s in row["sweep"])
+        left_out += len(early)
+    assert left_out > 0
+
+
 def test_without_the_speech_turn_a_tool_push_leaves_the_model() -> None:
     """The check above catches a model without the turn: the tool-output path waits
     for the current speech before it snapshots, so a user turn that starts first is
@@ -191,14 +230,14 @@ def test_the_trim_is_undone_by_the_placeholder_handler(monkeypatch: pytest.Monke
     _assert_trim_undone(check_scenario(release, trim))
     undone = check_scenario(release, normal)
     assert undone["model_broken"] == [INV5] and undone["real_broken"] == [INV5]
-    assert undone["matches"] is True and undone["shortest"] == TRIM_SHORTEST
+    assert undone["matches"] is True and undone["shortest"] == NEW_OUTPUT_SHORTEST
     assert undone["stepped_with_model"] == undone["sequences"] == 4
     monkeypatch.setattr(AgentActivity, "_on_remote_item_added", lambda self, ev: None)
-    for case in (trim, normal):
+    for case, stepped, sequences in ((trim, 4, 6), (normal, 2, 4)):
         row = check_scenario(release, case)
         assert row["real_broken"] == [] and row["model_broken"] == [INV5], case.name
         assert row["matches"] is False, case.name
-        assert row["stepped_with_model"] == 2 and row["sequences"] == 4, case.name
+        assert row["stepped_with_model"] == stepped and row["sequences"] == sequences, case.name
 
 
 @pytest.mark.parametrize("fact", ["local_tail", "after_hidden_call"])

@@ -368,8 +368,10 @@ def check_scenario(
             label = f"{source} {finding.invariant.value}"
             replays.append(_outcome_json(outcome, ran, expected_ran, label))
     swept: list[dict[str, Any]] = []
+    undriven = 0
     if sweep:
-        for moves in sequences(config):
+        driven, undriven = drivable_sequences(config)
+        for moves in driven:
             outcome, ran = go(config, moves)
             expected_ran = model_ran(config, moves)
             outcomes.append(outcome)
@@ -440,6 +442,7 @@ def check_scenario(
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
         "sequences": len(swept),
+        "not_driven": undriven,
         "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
         "replays": replays,
         "sweep": swept,
@@ -453,12 +456,22 @@ def check_scenario(
     }
 
 
+def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], int]:
+    """The model's stimulus sequences the livekit adapters drive, and how many they
+    leave out: those with a `before-call` step (a tool output or a playout created
+    before its call). The adapters' tools return at their calls, so each item is
+    created there; the sequences without that step are exactly those runs."""
+    every = sequences(config)
+    driven = [moves for moves in every if all(m.kind is not MoveKind.BEFORE_CALL for m in moves)]
+    return driven, len(every) - len(driven)
+
+
 def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:
     """One site alone, through the public API: the line it pushes from, and whether
     it steps with the model (a lone push races nobody, so nothing may break)."""
     config = release_config(release.variant, scenario, scenario.environment)
     go = runner(provider)
-    outcomes = [go(config, moves) for moves in sequences(config)]
+    outcomes = [go(config, moves) for moves in drivable_sequences(config)[0]]
     call = scenario.calls[0]
     return {
         "scenario": scenario.name,
@@ -655,6 +668,7 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
             "recreated": [],
             "shortest": None,
             "sequences": 0,
+            "not_driven": 0,
             "stepped_with_model": 0,
             "replays": [],
             "sweep": [],
