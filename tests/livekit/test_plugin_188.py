@@ -76,7 +76,16 @@ RUNS = (
     ("standin-797", "standin", "pair-797-4740", False, False),
     ("mutant-4740", "plugin", "pair-4740-4740", False, True),
 )
-_KEPT = ("matches", "model_broken", "real_broken", "lost", "same_items", "sequences")
+_KEPT = (
+    "matches",
+    "same_broken",
+    "calls_ran_as_model",
+    "model_broken",
+    "real_broken",
+    "lost",
+    "same_items",
+    "sequences",
+)
 
 
 def _run() -> dict[str, Any]:
@@ -163,11 +172,15 @@ def second_reply_order() -> list[str]:
 
 def test_two_interrupted_tool_outputs_keep_both_over_the_plugin(pairs: dict[str, Any]) -> None:
     # the second generation's cancel is behind the first push's create on the socket,
-    # so its done is behind that create's ack and its push snapshots after it
+    # so its done is behind that create's ack and its push snapshots after it: the
+    # model and the real code break nothing. The row still does not match, by the
+    # calls that ran: in 8 of the 10 interleavings the harness's second reply has not
+    # reached its push when the model's has (docs/livekit.md, "One ordered stream")
     row = pairs["plugin-4740"]
-    assert row["matches"] is True and row["errors"] == []
+    assert row["same_broken"] is True and row["errors"] == []
     assert row["model_broken"] == [] and row["real_broken"] == [] and row["lost"] == []
-    assert row["sequences"] == 10 and row["push_lines"] == [4740]
+    assert row["calls_ran_as_model"] is False and row["matches"] is False
+    assert row["sequences"] == 10 and row["stepped"] == 2 and row["push_lines"] == [4740]
 
 
 def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plugin(
