@@ -88,3 +88,23 @@ def test_a_cleanup_beside_a_tool_push_starts_with_the_placeholder(
     # every other pair with a cleanup starts without its message locally
     other = pair_scenario("cleanup", "user-turn", (lines[0], 1))
     assert other.initial_local == ("msg0",)
+
+
+@pytest.mark.parametrize("provider", ["standin", "plugin"])
+def test_a_cleanup_beside_a_tool_push_is_driven_and_matches(
+    livekit_version: str, provider: str
+) -> None:
+    """Refused before: the adapter now starts it as the release does (over the plugin
+    the message is made by the cleanup's generation and placed by the handler), and
+    the real code keeps `asst1` on the server as the release model says."""
+    from proofs.adapters.livekit.check import check_scenario
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    if livekit_version != "1.8.9":
+        pytest.skip("the pair's lines are 1.8.9's")
+    pair = pair_scenario("cleanup", "tool-outputs", (4758, 4922))
+    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    assert row.get("unsupported") is None and row["matches"] is True
+    assert row["real_items"] == {"removed-at-rest": ["asst1"]}
+    assert row["stepped_with_model"] == row["sequences"] >= 1

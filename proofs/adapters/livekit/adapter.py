@@ -122,12 +122,20 @@ class LivekitAdapter:
         if set(scenario.initial_local) - set(scenario.server):
             raise UnsupportedConfig("every item of the initial local context is on the server")
         sites = {call.site for call in scenario.calls}
-        if {"cleanup", "tool-outputs"} <= sites:
+        unplaced = {
+            item
+            for call in scenario.calls
+            if call.site == "cleanup"
+            for item in call.drops
+            if item not in scenario.initial_local
+        }
+        if {"cleanup", "tool-outputs"} <= sites and unplaced:
             # the tool's generation has to run before the cleanup's (a reply started
             # after it queues behind it, and the interruption cancels it unrun); then
             # the never-played message follows the tool's function call, the local
             # context's last item, and the activity adds a placeholder of it locally
             # (`_on_remote_item_added`), which this scenario's start does not have
+            # (an audited pair starts with it: `pairs.pair_scenario`)
             raise UnsupportedConfig(
                 "a cleanup beside a tool-output push: run after the tool's generation, the "
                 "never-played message gets a local placeholder the scenario does not start with"
@@ -156,7 +164,7 @@ class LivekitAdapter:
         self._cleanup_base: dict[int, frozenset[str]] = {}
 
         self.model = self._provider()
-        initial = llm.ChatContext([self._item(i) for i in scenario.initial_local])
+        initial = llm.ChatContext([self._item(i) for i in self._initial_local()])
         self.agent = _ToolAgent(self.gates, initial)
         self.session: AgentSession[Any] = AgentSession(llm=self.model, user_away_timeout=None)
         self.tracker = Tracker(
@@ -244,6 +252,10 @@ class LivekitAdapter:
                 self._start_pool()
             self._settle_delivering()
         self._check_setup()
+
+    def _initial_local(self) -> tuple[str, ...]:
+        """The items the agent's own context starts with: the scenario's."""
+        return self.config.scenario.initial_local
 
     def _await_connection(self) -> None:
         """Run until the session's provider side is up (the stand-in is at once)."""

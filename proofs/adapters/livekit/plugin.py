@@ -112,6 +112,15 @@ class PluginAdapter(LivekitAdapter):
     def _await_connection(self) -> None:
         self.loop.run_until(lambda: bool(self.gated.connections) and bool(self.conn.to_server))
 
+    def _initial_local(self) -> tuple[str, ...]:
+        """The scenario's start less a cleanup's never-played messages: over the
+        plugin each is made by its generation on the server, and the activity's
+        placeholder handler adds it locally where the scenario starts with it
+        (`_check_setup` confirms the local context the scenario starts with)."""
+        scenario = self.config.scenario
+        drops = {item for call in scenario.calls if call.site == "cleanup" for item in call.drops}
+        return tuple(item for item in scenario.initial_local if item not in drops)
+
     def _seed_model_items(self) -> None:
         """Over the plugin nothing is seeded before the calls: the stand-in's
         `model_creates` has no counterpart on the gated server yet."""
