@@ -13,6 +13,15 @@ the push and its acks. Where the helper awaits is where the model's steps end:
 3. the ack wait is one await (`wait-acks`); when it ends (acks in, or timeout)
    the task releases both locks and makes the local update after the push, all
    before its next await.
+
+Each site stamps its items with their creation time where the model's
+`model.sites.LOCAL_ORDER` says they are made: at the call; at the snapshot (the
+user turn's message is made on the mirror's copy, inside the lock); or before
+the call (a tool output when its tool returns, a spoken message when its
+playout starts), which the caller does by passing items it stamped with
+`impl.chat_context.stamped`, and the call does for any it did not. A site
+placed `by-created-at` enters its items into the local context by that stamp
+(`ChatContext.upsert`); the request built on the mirror's copy appends them.
 """
 
 from __future__ import annotations
@@ -24,11 +33,24 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Protocol
 
-from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCallOutput
+from impl.chat_context import (
+    ChatContext,
+    ChatItem,
+    ChatMessage,
+    FunctionCallOutput,
+    stamped,
+)
 from impl.policy import DEFAULT_POLICY, Policy
 from impl.probe import CURRENT_PUSH, Phase, PushRecord, TracedLock
 from impl.session import RealtimeError
-from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource
+from model.sites import (
+    SITES_BY_NAME,
+    Creation,
+    LocalPosition,
+    LocalUpdate,
+    RequestSource,
+    local_order,
+)
 
 log = logging.getLogger("impl.activity")
 
@@ -111,8 +133,9 @@ class AgentActivity:
         await self._push("spoken-message", adds=(message,))
 
     def learn(self, item: ChatItem) -> None:
-        """The local context learns an item the model created server-side."""
-        self._chat_ctx.upsert(item)
+        """The local context learns an item the model created server-side; it is
+        stamped as it enters (livekit re-stamps a function call when its tool starts)."""
+        self._chat_ctx.upsert(stamped(item))
 
     # -- the one helper ----------------------------------------------------------------
 
@@ -126,17 +149,31 @@ class AgentActivity:
     ) -> None:
         spec = SITES_BY_NAME[site]
         update = self.policy.local_update(site)
+        order = local_order(spec)
+        by_time = order.position is LocalPosition.BY_CREATED_AT
+        # made at the snapshot: on the mirror's copy, unless the item enters first
+        at_snapshot = (
+            order.created is Creation.AT_SNAPSHOT
+            and spec.request is RequestSource.MIRROR_SNAPSHOT
+            and update is not LocalUpdate.BEFORE_PUSH
+        )
+        if not at_snapshot:
+            adds = _created(adds, keep=order.created is Creation.BEFORE_CALL)
         record = PushRecord(site, lambda: self._chat_ctx)
         self.pushes.append(record)
         token = CURRENT_PUSH.set(record)
         try:
-            request = self._before_push(spec.request, update, record, adds, drops, replacement)
+            request = self._before_push(
+                spec.request, update, record, adds, drops, replacement, by_time
+            )
             locked = self.policy.locks(site)
             if locked:
                 record.phase = Phase.WAIT_ACTIVITY
             try:
                 async with self.lock if locked else _NO_LOCK:
                     if request is None:
+                        if at_snapshot:
+                            adds = _created(adds, keep=False)
                         request = self._snapshot(record, adds, drops)
                     await self._session.update_chat_ctx(request, base=record.base)
                 record.phase = Phase.DONE
@@ -147,8 +184,7 @@ class AgentActivity:
                 record.phase = Phase.CANCELLED
                 raise
             if update is LocalUpdate.AFTER_PUSH:
-                for item in adds:
-                    self._chat_ctx.upsert(item)
+                _apply(self._chat_ctx, adds, (), by_time)
         finally:
             # a coroutine closed by the garbage collector runs this in another context
             with contextlib.suppress(ValueError):
@@ -162,6 +198,7 @@ class AgentActivity:
         adds: tuple[ChatItem, ...],
         drops: tuple[str, ...],
         replacement: ChatContext | None,
+        by_time: bool,
     ) -> ChatContext | None:
         """Everything before the activity lock; returns the request unless it is a snapshot."""
         request: ChatContext | None = None
@@ -179,7 +216,7 @@ class AgentActivity:
         elif source is RequestSource.LOCAL_CONTEXT:
             request = self._chat_ctx
         if update is LocalUpdate.BEFORE_PUSH:
-            _apply(self._chat_ctx, adds, drops)
+            _apply(self._chat_ctx, adds, drops, by_time)
         if source is RequestSource.LOCAL_CONTEXT:
             record.base = frozenset(self._chat_ctx.ids()) | frozenset(drops)
         record.request = request
@@ -190,14 +227,26 @@ class AgentActivity:
     ) -> ChatContext:
         """A copy of the mirror as it is now, plus the call's items."""
         request = self._session.chat_ctx
-        _apply(request, adds, drops)
+        _apply(request, adds, drops, by_time=False)
         record.request = request
         record.base = request.base or frozenset()
         return request
 
 
-def _apply(ctx: ChatContext, adds: tuple[ChatItem, ...], drops: tuple[str, ...]) -> None:
+def _apply(
+    ctx: ChatContext, adds: tuple[ChatItem, ...], drops: tuple[str, ...], by_time: bool
+) -> None:
+    """Drop, then add: by creation time (livekit's insert) or at the tail."""
     for item_id in drops:
         ctx.remove(item_id)
     for item in adds:
-        ctx.upsert(item)
+        if by_time:
+            ctx.upsert(item)
+        else:
+            ctx.append(item)
+
+
+def _created(adds: tuple[ChatItem, ...], *, keep: bool) -> tuple[ChatItem, ...]:
+    """`adds` made now, stamped in their order; with `keep`, an item its caller
+    already stamped keeps its stamp (it was made before the call)."""
+    return tuple(item if keep and item.created_at is not None else stamped(item) for item in adds)

@@ -1,19 +1,32 @@
 """The chat context: ordered chat items with unique ids, and the order-aware diff.
 
 Both the agent's local context and the provider session's mirror are a
-`ChatContext`. A copy remembers the ids it was taken from and the ids its owner
+`ChatContext`. Every item carries its *creation time* (`created_at`, a tick of
+`created_now`), and `upsert` places a new item by it, as livekit-agents 1.8.9's
+`ChatContext.insert` does: right after the last item created no later than it.
+A copy remembers the ids it was taken from and the ids its owner
 removed from it since: that is the *base* a three-way session needs to tell
 what the caller saw and dropped from what the caller never saw.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
-from attrs import frozen
+from attrs import evolve, field, frozen
 
 Role = Literal["user", "assistant", "system"]
+
+#: The creation clock: one counter for the process, so every stamp is later than
+#: the ones before it and two items made in one step still have an order.
+_TICKS = itertools.count(1)
+
+
+def created_now() -> int:
+    """A creation time later than every one handed out before."""
+    return next(_TICKS)
 
 
 @frozen
@@ -23,6 +36,9 @@ class ChatMessage:
     id: str
     role: Role
     text: str
+    #: When the item was made (None: before anything stamped; older than every stamp).
+    #: Not content: two copies of one item stamped apart are the same item.
+    created_at: int | None = field(default=None, eq=False, kw_only=True)
 
 
 @frozen
@@ -33,6 +49,9 @@ class FunctionCall:
     call_id: str
     name: str
     arguments: str = "{}"
+    #: When the item was made (None: before anything stamped; older than every stamp).
+    #: Not content: two copies of one item stamped apart are the same item.
+    created_at: int | None = field(default=None, eq=False, kw_only=True)
 
 
 @frozen
@@ -42,9 +61,18 @@ class FunctionCallOutput:
     id: str
     call_id: str
     output: str
+    #: When the item was made (None: before anything stamped; older than every stamp).
+    #: Not content: two copies of one item stamped apart are the same item.
+    created_at: int | None = field(default=None, eq=False, kw_only=True)
 
 
 ChatItem = ChatMessage | FunctionCall | FunctionCallOutput
+Item = TypeVar("Item", bound=ChatItem)
+
+
+def stamped(item: Item, created_at: int | None = None) -> Item:
+    """`item` made now (or at `created_at`): the stamp is what orders a late entry."""
+    return evolve(item, created_at=created_now() if created_at is None else created_at)
 
 
 class ChatContext:
@@ -109,8 +137,8 @@ class ChatContext:
     # -- changing --------------------------------------------------------------
 
     def copy(self) -> ChatContext:
-        """A private copy that remembers the ids it was taken from."""
-        copied = ChatContext()
+        """A private copy, in this order, that remembers the ids it was taken from."""
+        copied = type(self)()
         copied._items = list(self._items)
         copied.copied_from = self.ids()
         return copied
@@ -128,7 +156,28 @@ class ChatContext:
         self._items.insert(position, item)
 
     def upsert(self, item: ChatItem) -> None:
-        """Replace the item with the same id in place, or append it at the tail."""
+        """Replace the item with the same id in place, or insert it by creation time.
+
+        As livekit's `_upsert_item` and `insert` (`find_insertion_index`): walk back
+        from the tail past every item created later than `item`, and insert right
+        after. An unstamped item already here is older than any stamp; an unstamped
+        new one is made now, so it goes at the tail.
+        """
+        position = self.index(item.id)
+        if position is not None:
+            self._items[position] = item
+            return
+        mine = item.created_at
+        position = len(self._items)
+        if mine is not None:
+            while position and _later(self._items[position - 1].created_at, mine):
+                position -= 1
+        self._items.insert(position, item)
+
+    def append(self, item: ChatItem) -> None:
+        """Replace the item with the same id in place, or append it at the tail
+        whatever its creation time (livekit's `items.append`, as a push adds its
+        items to the mirror's copy)."""
         position = self.index(item.id)
         if position is None:
             self._items.append(item)
@@ -151,6 +200,10 @@ class ChatContext:
             return False
         del self._items[position]
         return True
+
+
+def _later(created_at: int | None, than: int) -> bool:
+    return created_at is not None and created_at > than
 
 
 # -- the diff ---------------------------------------------------------------------

@@ -6,10 +6,13 @@ Each is the shipped class with one behaviour broken, selected only here.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from attrs import frozen
 
-from impl.chat_context import ChatContext, DiffOp
+from impl.activity import AgentActivity
+from impl.chat_context import ChatContext, ChatItem, DiffOp
+from impl.policy import DEFAULT_POLICY, Policy
 from impl.session import RealtimeSession
 from impl.three_way import ThreeWaySession, three_way_diff
 from impl.transport import AckKey, ClientOp, CreateOp
@@ -107,3 +110,24 @@ class NeverResumes(RealtimeSession):
     async def _await_acks(self, futures: dict[AckKey, asyncio.Future[bool]]) -> None:
         await super()._await_acks(futures)
         await asyncio.get_running_loop().create_future()
+
+
+class AppendingChatContext(ChatContext):
+    """Appends every new item whatever its creation time (the order impl had before
+    it followed livekit's `find_insertion_index`)."""
+
+    def upsert(self, item: ChatItem) -> None:
+        self.append(item)
+
+
+def appending_activity(
+    session: Any, *, policy: Policy = DEFAULT_POLICY, chat_ctx: ChatContext | None = None
+) -> AgentActivity:
+    """The shipped activity over an appending local context (its copies append too)."""
+    return AgentActivity(
+        session, policy=policy, chat_ctx=AppendingChatContext(() if chat_ctx is None else chat_ctx)
+    )
+
+
+#: The activity whose local context appends, for the local-order traces.
+APPENDING_LOCAL = ImplAdapter.factory(activity_factory=appending_activity)

@@ -65,14 +65,17 @@ def test_a_wrong_implementation_exits_1(
     assert "MISMATCH" in capsys.readouterr().out
 
 
-def test_too_shallow_a_depth_misses_expected_bugs_and_says_so(
+def test_a_break_deeper_than_the_depth_counts_through_its_replay(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Depth 3 cannot reach the 4-stimulus delete; the explorer trace's replay does,
+    so it is not reported as missed (`docs/conformance.md`, "Three drivers")."""
     assert (
         main(["conform", "--variant", "unlocked", "--scenario", "overlapping-push", "--depth", "3"])
-        == 1
+        == 0
     )
-    assert "never broke no-unintended-delete" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no-unintended-delete at 4" in out and "never broke" not in out
 
 
 @pytest.mark.parametrize(
@@ -91,4 +94,5 @@ def test_the_report_variant_objects_are_the_catalogs() -> None:
     report = check_variant(
         VARIANTS_BY_NAME["lock5"], [SCENARIOS_BY_NAME["overlapping-push"]], factory=impl_adapter
     )
-    assert report.as_expected and report.sequences == 6
+    # every stimulus sequence the model allows, its before-call moves among them
+    assert report.as_expected and report.sequences == 12

@@ -12,7 +12,7 @@ from proofs.engines.conformance.lockstep import Lockstep, Mismatch
 from proofs.engines.conformance.machine import conformance_machine, machine_settings
 from proofs.engines.conformance.steps import parse_steps
 from tests.conformance.conftest import own
-from tests.conformance.mutants import AWAIT_BEFORE_SEND, MUTANTS, Mutant
+from tests.conformance.mutants import APPENDING_LOCAL, AWAIT_BEFORE_SEND, MUTANTS, Mutant
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,21 @@ def test_hypothesis_in_scheduler_mode_finds_it_and_prints_runnable_steps() -> No
     with pytest.raises(Mismatch) as again:
         exec(code, {machine.__name__: machine})
     assert again.value.detail == caught.value.detail
+
+
+#: Two runs of overlapping-push where livekit's insert and an append differ: a tool
+#: output made before the user turn enters after its message (before it, by creation
+#: time), and a user message made before a tool output enters after it.
+LOCAL_ORDER_TRACES = (
+    "before-call T0; call T1; server-apply T1 hello; client-apply T1 hello; call T0",
+    "call T1; call T0; server-apply T1 hello; client-apply T1 hello",
+)
+
+
+@pytest.mark.parametrize("variant", ["unlocked", "lock3"])
+@pytest.mark.parametrize("trace", LOCAL_ORDER_TRACES)
+def test_an_appending_local_context_is_caught_on_the_local_order(variant: str, trace: str) -> None:
+    config = own(VARIANTS_BY_NAME[variant], SCENARIOS_BY_NAME["overlapping-push"])
+    Lockstep.replay(config, parse_steps(trace), impl_adapter).close()
+    with pytest.raises(Mismatch, match=r"local: model \[msg0, (out1, hello|hello, out1)\]"):
+        Lockstep.replay(config, parse_steps(trace), APPENDING_LOCAL)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from impl.chat_context import FunctionCall, stamped
 from impl.policy import DEFAULT_POLICY, POLICIES, policy
 from impl.probe import Phase
 from impl.session import RealtimeSession
@@ -177,3 +178,35 @@ def test_three_way_sites_take_no_lock_and_keep_both_items() -> None:
     assert not world.activity.lock.locked() and len(world.server.to_server) == 2
     world.deliver_all()
     assert set(world.server.server_ids()) == {"msg0", "out1", "hello"}
+
+
+def test_a_user_message_made_at_its_snapshot_enters_before_a_younger_output() -> None:
+    """Unlocked: the turn's message is made when its push snapshots; a tool output
+    made after it enters first; the message goes before it, as livekit's insert."""
+    world = World([msg("msg0")], policy="unlocked")
+    world.spawn(world.activity.generate_reply(msg("hello")))
+    world.spawn(world.activity.push_tool_outputs([out("out1")]))
+    world.deliver_all()
+    assert world.activity.chat_ctx.ids() == ("msg0", "hello", "out1")
+
+
+def test_an_output_made_before_the_call_keeps_its_time() -> None:
+    """A tool output its tool returned before the user turn enters after the turn's
+    message, and goes before it."""
+    world = World([msg("msg0")], policy="lock5")
+    made = stamped(out("out1"))
+    world.spawn(world.activity.generate_reply(msg("hello")))
+    world.deliver_all()
+    world.spawn(world.activity.push_tool_outputs([made]))
+    assert world.activity.chat_ctx.ids() == ("msg0", "out1", "hello")
+
+
+def test_a_waiting_user_turn_makes_its_message_when_it_takes_the_lock() -> None:
+    """Under lock5 the message is made after the wait: a function call learned
+    meanwhile is older, so the message enters after it."""
+    world = World([msg("msg0")], policy="lock5")
+    world.spawn(world.activity.push_tool_outputs([out("out1")]))
+    world.spawn(world.activity.generate_reply(msg("hello")))
+    world.activity.learn(FunctionCall("fc1", "call_fc1", "lookup"))
+    world.deliver_all()
+    assert world.activity.chat_ctx.ids() == ("msg0", "out1", "fc1", "hello")

@@ -10,6 +10,7 @@ from impl.chat_context import (
     DeleteItem,
     common_ids,
     diff,
+    stamped,
 )
 from model.diff import longest_common_subsequence, mirror_diff
 from model.state import OpKind
@@ -77,3 +78,30 @@ def test_diff_sends_the_models_ops(old: list[str], new: list[str]) -> None:
     ]
     theirs = [(op.kind, op.item, op.after) for op in mirror_diff(old, new, 0)]
     assert ours == theirs
+
+
+def at(item_id: str, created_at: int) -> ChatMessage:
+    return stamped(m(item_id), created_at)
+
+
+def test_upsert_inserts_after_the_last_item_created_no_later() -> None:
+    c = ChatContext([m("old"), at("b", 5), at("c", 9)])
+    c.upsert(at("x", 7))
+    c.upsert(at("tie", 5))  # created with b: after it, as livekit's <= does
+    c.upsert(at("first", 1))  # older than every stamp, not than an unstamped item
+    assert c.ids() == ("old", "first", "b", "tie", "x", "c")
+    c.upsert(m("now"))  # unstamped: made now, at the tail
+    assert c.ids()[-1] == "now"
+
+
+def test_append_ignores_the_creation_time_and_copy_keeps_the_order() -> None:
+    c = ChatContext([at("b", 5)])
+    c.append(at("a", 1))
+    copy = c.copy()
+    assert copy.ids() == ("b", "a") and [i.created_at for i in copy] == [5, 1]
+
+
+def test_the_creation_time_is_not_content() -> None:
+    """A restamped copy of an item is the same item: no update is sent for it."""
+    assert at("a", 3) == m("a") and diff(ctx("a"), ChatContext([at("a", 3)])) == []
+    assert stamped(m("a")).created_at != stamped(m("a")).created_at

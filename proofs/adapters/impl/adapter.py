@@ -2,7 +2,9 @@
 
 Item ids of the scenario become chat items of the kind their site makes (a user
 message for a user turn, a function call output for a tool push, a function call
-for an item the model creates). The session and activity classes are parameters
+for an item the model creates), unstamped: the step that makes an item in the
+model stamps its creation time (`born` for a `before-call` move, else the site's
+call or snapshot in `impl.AgentActivity`). The session and activity classes are parameters
 so that tests can run deliberately wrong implementations (mutants) through the
 same harness. `StandInTransport` is the wire bridge: impl's `Transport` over
 the stand-in, with a receive loop that waits for each delivered event.
@@ -15,7 +17,14 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from impl.activity import AgentActivity
-from impl.chat_context import ChatContext, ChatItem, ChatMessage, FunctionCall, FunctionCallOutput
+from impl.chat_context import (
+    ChatContext,
+    ChatItem,
+    ChatMessage,
+    FunctionCall,
+    FunctionCallOutput,
+    stamped,
+)
 from impl.policy import POLICIES, Policy, SessionKind
 from impl.probe import Phase, PushRecord, TracedLock
 from impl.session import RealtimeSession
@@ -31,7 +40,10 @@ from impl.transport import (
 )
 from model import Call, Config, EventKind, OpKind, Pc
 from proofs.engines.conformance import (
+    Adapter,
     AdapterFactory,
+    Composed,
+    FrameworkFactory,
     FrameworkView,
     LockView,
     OpView,
@@ -39,7 +51,6 @@ from proofs.engines.conformance import (
     StandIn,
     TaskView,
     WireOp,
-    compose,
 )
 from proofs.errors import UnsupportedConfig
 
@@ -140,6 +151,13 @@ class SiteFramework(SiteTasks):
     def copy(self, task: int) -> None:
         self.copies[task] = self.activity.chat_ctx.copy()
 
+    def born(self, task: int) -> None:
+        """The model's `before-call`: call `task`'s items are made now (its tools
+        return, its playout starts), so they carry this moment's creation time;
+        the call keeps it."""
+        for item_id in self.config.call(task).adds:
+            self.items[item_id] = stamped(self.items[item_id])
+
     def call(self, task: int) -> None:
         self.start(task, self._site_call(task))
 
@@ -156,7 +174,8 @@ class SiteFramework(SiteTasks):
         for item_id in call.drops:
             ctx.remove(item_id)
         for item in adds:
-            ctx.upsert(item)
+            # made by the application at its call, appended to its copy
+            ctx.append(stamped(item))
         await self.activity.update_chat_ctx(ctx)
 
     async def _user_turn(self, task: int, call: Call, adds: tuple[ChatItem, ...]) -> None:
@@ -223,6 +242,28 @@ class SiteFramework(SiteTasks):
             if record.task is task:
                 return record
         return None
+
+
+class SiteComposed(Composed):
+    """`Composed` that lends the harness its framework's `born` (the `before-call`
+    move), which the shared composition does not forward."""
+
+    def born(self, task: int) -> None:
+        framework = self.framework
+        assert isinstance(framework, SiteFramework)
+        framework.born(task)
+
+
+def compose_sites(build: FrameworkFactory) -> AdapterFactory:
+    """The adapter factory of a framework over impl's sites, `born` included."""
+
+    def factory(config: Config) -> Adapter:
+        return SiteComposed(build(config))
+
+    factory.__doc__ = (
+        f"An adapter for each config: {getattr(build, '__name__', 'sites')} with born."
+    )
+    return factory
 
 
 class ImplFramework(SiteFramework):
@@ -304,7 +345,7 @@ class ImplFramework(SiteFramework):
         activity_factory: ActivityFactory | None = None,
     ) -> AdapterFactory:
         """An adapter factory running other session or activity classes (the mutants)."""
-        return compose(
+        return compose_sites(
             lambda config: cls(
                 config, session_factory=session_factory, activity_factory=activity_factory
             )
@@ -347,4 +388,4 @@ def _outputs(items: tuple[ChatItem, ...]) -> tuple[FunctionCallOutput, ...]:
 
 
 #: The default factory: the implementation as shipped, under the variant's policy.
-impl_adapter: AdapterFactory = compose(ImplFramework)
+impl_adapter: AdapterFactory = compose_sites(ImplFramework)
