@@ -40,10 +40,7 @@ from impl.transport import (
 )
 from model import Call, Config, EventKind, OpKind, Pc
 from proofs.engines.conformance import (
-    Adapter,
     AdapterFactory,
-    Composed,
-    FrameworkFactory,
     FrameworkView,
     LockView,
     OpView,
@@ -51,6 +48,7 @@ from proofs.engines.conformance import (
     StandIn,
     TaskView,
     WireOp,
+    compose,
 )
 from proofs.errors import UnsupportedConfig
 
@@ -244,28 +242,6 @@ class SiteFramework(SiteTasks):
         return None
 
 
-class SiteComposed(Composed):
-    """`Composed` that lends the harness its framework's `born` (the `before-call`
-    move), which the shared composition does not forward."""
-
-    def born(self, task: int) -> None:
-        framework = self.framework
-        assert isinstance(framework, SiteFramework)
-        framework.born(task)
-
-
-def compose_sites(build: FrameworkFactory) -> AdapterFactory:
-    """The adapter factory of a framework over impl's sites, `born` included."""
-
-    def factory(config: Config) -> Adapter:
-        return SiteComposed(build(config))
-
-    factory.__doc__ = (
-        f"An adapter for each config: {getattr(build, '__name__', 'sites')} with born."
-    )
-    return factory
-
-
 class ImplFramework(SiteFramework):
     """Drives `impl.AgentActivity` and a provider session over the shared stand-in."""
 
@@ -345,7 +321,7 @@ class ImplFramework(SiteFramework):
         activity_factory: ActivityFactory | None = None,
     ) -> AdapterFactory:
         """An adapter factory running other session or activity classes (the mutants)."""
-        return compose_sites(
+        return compose(
             lambda config: cls(
                 config, session_factory=session_factory, activity_factory=activity_factory
             )
@@ -388,4 +364,4 @@ def _outputs(items: tuple[ChatItem, ...]) -> tuple[FunctionCallOutput, ...]:
 
 
 #: The default factory: the implementation as shipped, under the variant's policy.
-impl_adapter: AdapterFactory = compose_sites(ImplFramework)
+impl_adapter: AdapterFactory = compose(ImplFramework)

@@ -58,8 +58,9 @@ class Composed:
 
     def __getattr__(self, name: str) -> Any:
         # a framework that drives a connection (`Reconnecting`) lends its
-        # disconnect and connect; without them the harness says it has none
-        if name in ("disconnect", "connect"):
+        # disconnect and connect, and one that can create a call's items ahead of
+        # it lends `born`; without them the harness says it has none
+        if name in ("disconnect", "connect", "born"):
             return getattr(self.framework, name)
         raise AttributeError(name)
 

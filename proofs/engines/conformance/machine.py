@@ -93,7 +93,9 @@ class ConformanceMachine(RuleBasedStateMachine):
         self.burst: list[Move] = []
 
     def _matching(self, kind: MoveKind, task: int | None, item: str | None) -> list[Move]:
-        """Enabled moves of this kind (for this task or item) that can join the burst."""
+        """Enabled moves of this kind (for this task or item) that can join the burst:
+        on channels of their own, and all of them possible together in the model in
+        some order (two `before-call` steps may each disable the other)."""
         return [
             move
             for move in self.run.enabled()
@@ -102,6 +104,10 @@ class ConformanceMachine(RuleBasedStateMachine):
             and (item is None or move.item == item)
             and move not in self.burst
             and burst_compatible([*self.burst, move])
+            and (
+                not self.burst
+                or bool(self.run.model.after_burst(self.run.state, [*self.burst, move]))
+            )
         ]
 
     def _give(self, move: Move, together: bool, schedule: str) -> None:
