@@ -252,8 +252,34 @@ _ENDING: frozenset[Pc] = frozenset({Pc.WAIT_DONE, Pc.ENDED})
 
 
 def _may_call(state: State, config: Config, index: int) -> bool:
-    """A site that waits for the speech turn is called only when no other call holds it."""
+    """A site that waits for the speech turn is called only when no other call holds it,
+    and a generation behind an earlier one's push only once that push's traffic is done."""
+    if behind_earlier_push(state, config, index):
+        return False
     return not config.site(index).speech.waits or not speech_held(state, config, index)
+
+
+def behind_earlier_push(state: State, config: Config, index: int) -> bool:
+    """Whether call `index` (`Call.behind_earlier_push`) still waits behind an earlier
+    interrupted generation: an op of that call's task (its cancel, its push's creates)
+    is on its way to the server, or an event answering one is on its way back.
+
+    The later generation's `response.create` is sent once the earlier generation is
+    marked done, behind whatever that one had sent on the one socket, so the server
+    answers it, and the session learns its function call or message, only after
+    those; the interruption (the call) comes after that (docs/livekit.md, "Audited
+    pairs").
+    """
+    if not config.call(index).behind_earlier_push:
+        return False
+    for other, task in enumerate(state.tasks):
+        if other == index or task.pc is Pc.IDLE or not config.site(other).speech.from_start:
+            continue
+        if any(op.task == other for op in state.to_server):
+            return True
+        if any(event.task == other for event in state.to_client):
+            return True
+    return False
 
 
 def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:

@@ -30,6 +30,12 @@ class Call:
     #: What the call intends to remove: for a replacement, what the caller drops
     #: from its copy; for the cleanup, the never-played items.
     drops: tuple[str, ...] = ()
+    #: Whether the call's generation, where another interrupted generation ran
+    #: before it, is a reply started behind that one's push on the one socket: its
+    #: function call or message reaches the session only after everything the
+    #: earlier call sent and was answered, so it is called only once none of that
+    #: is in flight (`model.moves.behind_earlier_push`).
+    behind_earlier_push: bool = False
 
 
 @frozen

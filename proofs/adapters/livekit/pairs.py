@@ -27,7 +27,7 @@ from model.scenarios import Call, Scenario, validate
 from proofs.adapters.livekit.releases import Release
 from proofs.engines.audit import SITE_REQUESTS, Place, audit_source
 
-__all__ = ["PLACEHOLDER_PAIRS", "audited_pairs", "pair_scenario", "push_places"]
+__all__ = ["INTERRUPTED", "PLACEHOLDER_PAIRS", "audited_pairs", "pair_scenario", "push_places"]
 
 
 def push_places() -> list[Place]:
@@ -42,20 +42,25 @@ def push_places() -> list[Place]:
     ]
 
 
-def _call(site: str, n: int) -> Call:
-    """Call number `n` (1 or 2) of `site`, with items of its own."""
+#: The sites whose call interrupts a generation that is the current speech.
+INTERRUPTED = frozenset({"cleanup", "interrupted-tool-outputs"})
+
+
+def _call(site: str, n: int, behind: bool = False) -> Call:
+    """Call number `n` (1 or 2) of `site`, with items of its own; `behind`: its
+    generation may be the later of two (`Call.behind_earlier_push`)."""
     if site == "user-turn":
         return Call(site, (f"hello{n}",))
     if site == "tool-outputs":
         return Call(site, (f"out{n}",))
     if site == "interrupted-tool-outputs":
-        return Call(site, (f"iout{n}",))
+        return Call(site, (f"iout{n}",), behind_earlier_push=behind)
     if site == "spoken-message":
         return Call(site, (f"spoken{n}",))
     if site == "replacement":
         return Call(site, (f"note{n}",))
     if site == "cleanup":
-        return Call(site, drops=(f"asst{n}",))
+        return Call(site, drops=(f"asst{n}",), behind_earlier_push=behind)
     raise ValueError(f"no pair call for site {site!r}")
 
 
@@ -71,7 +76,10 @@ def pair_scenario(first: str, second: str, lines: tuple[int, int]) -> Scenario:
     from a start the release reaches: a cleanup's never-played message is on the
     server and not in the local context, unless the pair is a `PLACEHOLDER_PAIRS` one,
     where the local context holds its placeholder too."""
-    calls = (_call(first, 1), _call(second, 2))
+    # two interrupted generations run one after the other, the later one a reply
+    # started behind the earlier one's push on the one socket
+    behind = {first, second} <= INTERRUPTED
+    calls = (_call(first, 1, behind), _call(second, 2, behind))
     dropped = tuple(item for call in calls for item in call.drops)
     placeholder = frozenset({first, second}) in PLACEHOLDER_PAIRS
     scenario = Scenario(
