@@ -234,7 +234,9 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     """
     current = [t for t in range(len(state.tasks)) if config.site(t).speech.from_start]
     # a generation whose items are on the server already is the one that ran
-    starters = [t for t in current if config.call(t).drops] or current
+    starters = [
+        t for t in current if config.call(t).drops and not config.call(t).made_at_call
+    ] or current
     if starters and all(state.tasks[t].pc is Pc.IDLE for t in starters):
         return index not in starters
     return any(
@@ -294,10 +296,11 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
                     state.with_task(index, pc=Pc.COPIED, copy=state.local),
                 )
             elif _may_call(state, config, index):
+                made = made_at_call(state, config, index)
                 if config.ends_on_done(index):
-                    yield Move(MoveKind.CALL, index), _interrupt(state, index)
+                    yield Move(MoveKind.CALL, index), _interrupt(made, index)
                 else:
-                    yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
+                    yield Move(MoveKind.CALL, index), _call(made, config, index, made.local)
         elif task.pc is Pc.COPIED:
             assert task.copy is not None
             if _may_call(state, config, index):
@@ -311,6 +314,30 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
         elif task.pc is Pc.ENDED:
             # the generation has ended: the site runs as a call does, from its local update
             yield Move(MoveKind.WAKE, index), _call(state, config, index, state.local)
+
+
+def made_at_call(state: State, config: Config, index: int) -> State:
+    """A call whose generation makes its never-played items as it runs
+    (`Call.made_at_call`): before the interruption, each reaches the server's tail,
+    is announced and applied to the mirror, and meets the agent's handler of
+    announced items, all in the call's step (its generation runs only once the
+    earlier one's traffic is done, `behind_earlier_push`, so nothing is in flight to
+    come between)."""
+    call = config.call(index)
+    if not call.made_at_call:
+        return state
+    for item in call.drops:
+        after = state.server[-1] if state.server else None
+        state = evolve(
+            state,
+            server=(*state.server, item),
+            mirror=(*state.mirror, item),
+            acked=state.acked | {item},
+            reached=state.reached | {item},
+            sent=state.sent | {item},
+        )
+        state = _placeholder(state, config, Event(EventKind.ADDED, item, after=after))
+    return state
 
 
 def _interrupt(state: State, index: int) -> State:

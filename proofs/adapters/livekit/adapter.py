@@ -403,6 +403,8 @@ class LivekitAdapter:
         elif site == "tool-outputs":
             self.gates[f"call_{call.adds[0]}"].set_result(None)
         elif site in _INTERRUPTIBLE:
+            if call.made_at_call:
+                self._make_at_call(task)
             if site == "cleanup":
                 self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
             ends_on_done = self.config.ends_on_done(task)
@@ -428,6 +430,16 @@ class LivekitAdapter:
             )
         else:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def _make_at_call(self, task: int) -> None:
+        """Call `task`'s generation makes its never-played messages as it runs
+        (`Call.made_at_call`): each reaches the server and the mirror before the
+        interruption, in the call's step as in the model's (nothing else is in
+        flight then, `Call.behind_earlier_push`)."""
+        for name in self.config.call(task).drops:
+            with self.loop.running():
+                self.server.model_creates(self._item(name))
+            self._settle_delivering()
 
     def _end_cancelled(self, task: int) -> None:
         """The server ends the cancelled response at once (`InterruptionEnd.AT_ONCE`)."""

@@ -11,10 +11,12 @@ site reaches has no scenario, and `check.coverage` reports it as not driven.
 
 Each pair starts from a state the release reaches (`pair_scenario`): a cleanup
 beside a tool-output push starts with the placeholder of its never-played
-message in the local context (`PLACEHOLDER_PAIRS`). Two cleanups start with both
-never-played messages on the server, the model's over-approximation: the speech
-scheduler runs one generation at a time, so no release reaches that state, and
-the plugin refuses the row (docs/livekit.md, "Audited pairs").
+message in the local context (`PLACEHOLDER_PAIRS`). Two interrupted calls run
+one generation after the other, the later one a reply sent behind the earlier
+one's push (`Call.behind_earlier_push`); of two cleanups, the first one's message
+is on the server at the start and the second one's is made at its call
+(`Call.made_at_call`), as the speech scheduler runs them (docs/livekit.md,
+"Audited pairs").
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from model.scenarios import Call, Scenario, validate
 from proofs.adapters.livekit.releases import Release
@@ -75,18 +79,24 @@ def pair_scenario(first: str, second: str, lines: tuple[int, int]) -> Scenario:
     """Two calls, of `first` and of `second`, pushing from `lines` of agent_activity.py,
     from a start the release reaches: a cleanup's never-played message is on the
     server and not in the local context, unless the pair is a `PLACEHOLDER_PAIRS` one,
-    where the local context holds its placeholder too."""
+    where the local context holds its placeholder too, or it is the second of two
+    cleanups, whose message its call makes."""
     # two interrupted generations run one after the other, the later one a reply
     # started behind the earlier one's push on the one socket
     behind = {first, second} <= INTERRUPTED
     calls = (_call(first, 1, behind), _call(second, 2, behind))
+    if first == second == "cleanup":
+        # the later cleanup's generation runs once the earlier one's push has
+        # returned, and makes its never-played message then
+        calls = (calls[0], attrs.evolve(calls[1], made_at_call=True))
     dropped = tuple(item for call in calls for item in call.drops)
+    on_server = tuple(item for call in calls if not call.made_at_call for item in call.drops)
     placeholder = frozenset({first, second}) in PLACEHOLDER_PAIRS
     scenario = Scenario(
         f"pair-{lines[0]}-{lines[1]}",
         f"{first} (line {lines[0]}) and {second} (line {lines[1]}), overlapping",
         calls,
-        server=("msg0", *dropped),
+        server=("msg0", *on_server),
         local=("msg0",) if dropped and not placeholder else None,
     )
     validate(scenario)
