@@ -64,6 +64,7 @@ def test_the_plugin_of_1_8_8_loses_what_the_model_says(report: dict[str, Any]) -
 PAIRS = {
     "pair-797-4740": ("replacement", "interrupted-tool-outputs", (797, 4740)),
     "pair-4740-4740": ("interrupted-tool-outputs", "interrupted-tool-outputs", (4740, 4740)),
+    "pair-4691-4691": ("cleanup", "cleanup", (4691, 4691)),
 }
 #: What the subprocess runs: (key, provider, pair, sweep, mutants). A pair whose model
 #: holds is swept (every interleaving the model allows); a pair whose model breaks is
@@ -78,6 +79,7 @@ RUNS: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...] = (
     ("standin-797", "standin", "pair-797-4740", False, ()),
     ("mutant-4740", "plugin", "pair-4740-4740", False, ("at-once", "not-behind")),
     ("not-behind-4740", "plugin", "pair-4740-4740", True, ("not-behind",)),
+    ("plugin-4691", "plugin", "pair-4691-4691", True, ()),
 )
 _KEPT = (
     "matches",
@@ -196,6 +198,14 @@ def test_a_model_that_calls_the_second_generation_early_does_not_match(
     assert row["same_broken"] is True and row["calls_ran_as_model"] is False
     assert row["matches"] is False
     assert row["sequences"] == 10 and row["stepped"] == 2
+
+
+def test_two_cleanups_are_driven_over_the_plugin(pairs: dict[str, Any]) -> None:
+    # refused before: the second cleanup's generation now runs at its call and makes
+    # its message then (`Call.made_at_call`), as the speech scheduler runs them
+    row = pairs["plugin-4691"]
+    assert row["matches"] is True and row["errors"] == [] and row["real_broken"] == []
+    assert row["sequences"] == row["stepped"] == 1 and row["push_lines"] == [4691]
 
 
 def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plugin(
