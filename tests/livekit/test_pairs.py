@@ -137,10 +137,14 @@ def test_a_second_interrupted_generation_waits_behind_the_first_push() -> None:
     assert second_call_while_pushing(plain)
 
 
-def test_two_interrupted_tool_outputs_push_as_the_model_says(livekit_version: str) -> None:
-    """Did not match before (8 of 10 interleavings: the model's second call pushed
-    where the real second reply, behind the first push, had not run); now both
-    calls push in every interleaving, over the plugin."""
+@pytest.mark.parametrize("provider", ["standin", "plugin"])
+def test_two_interrupted_tool_outputs_push_as_the_model_says(
+    livekit_version: str, provider: str
+) -> None:
+    """Did not match over the plugin before (8 of 10 interleavings: the model's second
+    call pushed where the real second reply, behind the first push, had not run); now
+    both calls push in every interleaving and every one steps, over both providers
+    (the stand-in sets the second generation up at its call, as the plugin does)."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import pair_scenario
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
@@ -148,7 +152,7 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(livekit_version: st
     if livekit_version != "1.8.9":
         pytest.skip("the pair's lines are 1.8.9's (1.8.8's: tests/livekit/test_plugin_188.py)")
     pair = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (4808, 4808))
-    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider="plugin")
+    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
     assert row["matches"] is True and row["calls_ran_as_model"] is True
     assert row["real_broken"] == [] and row["push_lines"] == [4808]
     assert row["stepped_with_model"] == row["sequences"] == 2

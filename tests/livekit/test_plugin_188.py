@@ -222,6 +222,8 @@ def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plug
 def test_the_stand_in_agrees_on_both_pairs(pairs: dict[str, Any]) -> None:
     assert pairs["standin-4740"]["matches"] is True
     assert pairs["standin-4740"]["real_broken"] == []
+    # the second generation set up at its call, as over the plugin: both orders step
+    assert pairs["standin-4740"]["stepped"] == pairs["standin-4740"]["sequences"] == 2
     assert pairs["standin-797"]["matches"] is True
     assert pairs["standin-797"]["lost"] == ["note1"]
 

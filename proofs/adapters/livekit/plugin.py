@@ -97,6 +97,10 @@ class PluginAdapter(LivekitAdapter):
         super().__init__(config, direct=frozenset())
         self.loop.on_blocked = self._release_background
 
+    def _later_generations(self) -> frozenset[int]:
+        """None: the plugin's deferred generations are `deferred` (see `call`)."""
+        return frozenset()
+
     # -- the provider: the gated server and the release's own OpenAI model --------------
 
     def _provider(self) -> Any:
