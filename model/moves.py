@@ -234,7 +234,9 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     """
     current = [t for t in range(len(state.tasks)) if config.site(t).speech.from_start]
     # a generation whose items are on the server already is the one that ran
-    starters = [t for t in current if config.call(t).drops] or current
+    starters = [
+        t for t in current if config.call(t).drops and not config.call(t).made_at_call
+    ] or current
     if starters and all(state.tasks[t].pc is Pc.IDLE for t in starters):
         return index not in starters
     return any(
@@ -252,8 +254,34 @@ _ENDING: frozenset[Pc] = frozenset({Pc.WAIT_DONE, Pc.ENDED})
 
 
 def _may_call(state: State, config: Config, index: int) -> bool:
-    """A site that waits for the speech turn is called only when no other call holds it."""
+    """A site that waits for the speech turn is called only when no other call holds it,
+    and a generation behind an earlier one's push only once that push's traffic is done."""
+    if behind_earlier_push(state, config, index):
+        return False
     return not config.site(index).speech.waits or not speech_held(state, config, index)
+
+
+def behind_earlier_push(state: State, config: Config, index: int) -> bool:
+    """Whether call `index` (`Call.behind_earlier_push`) still waits behind an earlier
+    interrupted generation: an op of that call's task (its cancel, its push's creates)
+    is on its way to the server, or an event answering one is on its way back.
+
+    The later generation's `response.create` is sent once the earlier generation is
+    marked done, behind whatever that one had sent on the one socket, so the server
+    answers it, and the session learns its function call or message, only after
+    those; the interruption (the call) comes after that (docs/livekit.md, "Audited
+    pairs").
+    """
+    if not config.call(index).behind_earlier_push:
+        return False
+    for other, task in enumerate(state.tasks):
+        if other == index or task.pc is Pc.IDLE or not config.site(other).speech.from_start:
+            continue
+        if any(op.task == other for op in state.to_server):
+            return True
+        if any(event.task == other for event in state.to_client):
+            return True
+    return False
 
 
 def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
@@ -268,10 +296,11 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
                     state.with_task(index, pc=Pc.COPIED, copy=state.local),
                 )
             elif _may_call(state, config, index):
+                made = made_at_call(state, config, index)
                 if config.ends_on_done(index):
-                    yield Move(MoveKind.CALL, index), _interrupt(state, index)
+                    yield Move(MoveKind.CALL, index), _interrupt(made, index)
                 else:
-                    yield Move(MoveKind.CALL, index), _call(state, config, index, state.local)
+                    yield Move(MoveKind.CALL, index), _call(made, config, index, made.local)
         elif task.pc is Pc.COPIED:
             assert task.copy is not None
             if _may_call(state, config, index):
@@ -285,6 +314,30 @@ def _task_moves(state: State, config: Config) -> Iterator[tuple[Move, State]]:
         elif task.pc is Pc.ENDED:
             # the generation has ended: the site runs as a call does, from its local update
             yield Move(MoveKind.WAKE, index), _call(state, config, index, state.local)
+
+
+def made_at_call(state: State, config: Config, index: int) -> State:
+    """A call whose generation makes its never-played items as it runs
+    (`Call.made_at_call`): before the interruption, each reaches the server's tail,
+    is announced and applied to the mirror, and meets the agent's handler of
+    announced items, all in the call's step (its generation runs only once the
+    earlier one's traffic is done, `behind_earlier_push`, so nothing is in flight to
+    come between)."""
+    call = config.call(index)
+    if not call.made_at_call:
+        return state
+    for item in call.drops:
+        after = state.server[-1] if state.server else None
+        state = evolve(
+            state,
+            server=(*state.server, item),
+            mirror=(*state.mirror, item),
+            acked=state.acked | {item},
+            reached=state.reached | {item},
+            sent=state.sent | {item},
+        )
+        state = _placeholder(state, config, Event(EventKind.ADDED, item, after=after))
+    return state
 
 
 def _interrupt(state: State, index: int) -> State:

@@ -30,6 +30,17 @@ class Call:
     #: What the call intends to remove: for a replacement, what the caller drops
     #: from its copy; for the cleanup, the never-played items.
     drops: tuple[str, ...] = ()
+    #: Whether the call's generation, where another interrupted generation ran
+    #: before it, is a reply started behind that one's push on the one socket: its
+    #: function call or message reaches the session only after everything the
+    #: earlier call sent and was answered, so it is called only once none of that
+    #: is in flight (`model.moves.behind_earlier_push`).
+    behind_earlier_push: bool = False
+    #: Whether the call's never-played items (its drops) are made server-side when its
+    #: generation runs, in the call's own step, rather than being on the server at the
+    #: start: the later of two cleanups, whose generation runs only once the earlier
+    #: one's push has returned (`model.moves.made_at_call`).
+    made_at_call: bool = False
 
 
 @frozen
@@ -92,6 +103,10 @@ def validate(scenario: Scenario, extra_sites: tuple[Site, ...] = ()) -> None:
         site = sites[call.site]
         if site.request is RequestSource.MIRROR_SNAPSHOT and call.drops:
             raise ValueError(f"scenario {scenario.name}: a mirror snapshot site drops nothing")
+        if call.made_at_call and (not call.drops or set(call.drops) & existing):
+            raise ValueError(
+                f"scenario {scenario.name}: items made at a call are none of the start's"
+            )
     if len(fresh) != len(set(fresh)) or set(fresh) & existing:
         raise ValueError(f"scenario {scenario.name}: an item id is created twice")
     unknown = [item for item, _ in scenario.kinds if item not in scenario.items()]

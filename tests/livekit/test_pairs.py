@@ -108,3 +108,98 @@ def test_a_cleanup_beside_a_tool_push_is_driven_and_matches(
     assert row.get("unsupported") is None and row["matches"] is True
     assert row["real_items"] == {"removed-at-rest": ["asst1"]}
     assert row["stepped_with_model"] == row["sequences"] >= 1
+
+
+def test_a_second_interrupted_generation_waits_behind_the_first_push() -> None:
+    """The model: with `behind_earlier_push` the second interrupted call is not made
+    while the first push's create (or its ack) is in flight; without it, it is."""
+    import attrs
+
+    from model import Move, MoveKind, Pc, initial_state, successors
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.pairs import pair_scenario
+
+    pair = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (1, 1))
+    assert all(call.behind_earlier_push for call in pair.calls)
+    plain = attrs.evolve(
+        pair, calls=tuple(attrs.evolve(c, behind_earlier_push=False) for c in pair.calls)
+    )
+
+    def second_call_while_pushing(scenario: Any) -> bool:
+        config = release_config("lock5", scenario, scenario.environment)
+        state = initial_state(config)
+        for label in ("call T0", "server-apply T0 response", "client-apply T0 response", "wake T0"):
+            (state,) = [s for m, s in successors(state, config) if m.label() == label]
+        assert state.tasks[0].pc is Pc.WAIT_ACKS and state.to_server
+        return Move(MoveKind.CALL, 1) in {m for m, _ in successors(state, config)}
+
+    assert not second_call_while_pushing(pair)
+    assert second_call_while_pushing(plain)
+
+
+@pytest.mark.parametrize("provider", ["standin", "plugin"])
+def test_two_interrupted_tool_outputs_push_as_the_model_says(
+    livekit_version: str, provider: str
+) -> None:
+    """Did not match over the plugin before (8 of 10 interleavings: the model's second
+    call pushed where the real second reply, behind the first push, had not run); now
+    both calls push in every interleaving and every one steps, over both providers
+    (the stand-in sets the second generation up at its call, as the plugin does)."""
+    from proofs.adapters.livekit.check import check_scenario
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    if livekit_version != "1.8.9":
+        pytest.skip("the pair's lines are 1.8.9's (1.8.8's: tests/livekit/test_plugin_188.py)")
+    pair = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (4808, 4808))
+    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    assert row["matches"] is True and row["calls_ran_as_model"] is True
+    assert row["real_broken"] == [] and row["push_lines"] == [4808]
+    assert row["stepped_with_model"] == row["sequences"] == 2
+
+
+def test_two_cleanups_start_with_one_message_and_make_the_other_at_the_call() -> None:
+    """The start the release reaches: the set-up's generation made `asst1`; the later
+    cleanup's generation runs only once the earlier one's push has returned, and its
+    call makes `asst2` on the server and in the mirror (`Call.made_at_call`)."""
+    from model import Move, MoveKind, initial_state, successors
+    from proofs.adapters.livekit.check import release_config
+    from proofs.adapters.livekit.pairs import pair_scenario
+
+    pair = pair_scenario("cleanup", "cleanup", (1, 1))
+    assert pair.server == ("msg0", "asst1") and pair.initial_local == ("msg0",)
+    assert [call.made_at_call for call in pair.calls] == [False, True]
+    config = release_config("lock5", pair, pair.environment)
+    state = initial_state(config)
+    assert Move(MoveKind.CALL, 1) not in {m for m, _ in successors(state, config)}
+    for label in (
+        "call T0",
+        "server-apply T0 response",
+        "client-apply T0 response",
+        "wake T0",
+        "server-apply T0 asst1",
+        "client-apply T0 asst1",
+        "resume T0",
+        "call T1",
+    ):
+        (state,) = [s for m, s in successors(state, config) if m.label() == label]
+    assert state.server == state.mirror == ("msg0", "asst2")
+    assert state.local == ("msg0",) and "asst2" in state.acked
+
+
+@pytest.mark.parametrize("provider", ["standin", "plugin"])
+def test_two_cleanups_are_driven_and_match(livekit_version: str, provider: str) -> None:
+    """Refused over the plugin before (both messages on the server at the start); the
+    plugin's adapter now defers the second cleanup's generation to its call, the
+    stand-in makes its message there too, and every interleaving steps with the model."""
+    from proofs.adapters.livekit.check import check_scenario
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    if livekit_version != "1.8.9":
+        pytest.skip("the pair's lines are 1.8.9's")
+    pair = pair_scenario("cleanup", "cleanup", (4758, 4758))
+    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    assert row.get("unsupported") is None and row["matches"] is True
+    assert row["real_broken"] == [] and row["push_lines"] == [4758]
+    assert row["stepped_with_model"] == row["sequences"] == 1

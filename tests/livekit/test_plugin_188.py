@@ -64,17 +64,22 @@ def test_the_plugin_of_1_8_8_loses_what_the_model_says(report: dict[str, Any]) -
 PAIRS = {
     "pair-797-4740": ("replacement", "interrupted-tool-outputs", (797, 4740)),
     "pair-4740-4740": ("interrupted-tool-outputs", "interrupted-tool-outputs", (4740, 4740)),
+    "pair-4691-4691": ("cleanup", "cleanup", (4691, 4691)),
 }
-#: What the subprocess runs: (key, provider, pair, sweep, mutant). A pair whose model
+#: What the subprocess runs: (key, provider, pair, sweep, mutants). A pair whose model
 #: holds is swept (every interleaving the model allows); a pair whose model breaks is
-#: judged on the model's counterexamples replayed. `mutant`: the release model with
-#: the old value, which ends the interrupted generation at once.
-RUNS = (
-    ("plugin-4740", "plugin", "pair-4740-4740", True, False),
-    ("plugin-797", "plugin", "pair-797-4740", False, False),
-    ("standin-4740", "standin", "pair-4740-4740", True, False),
-    ("standin-797", "standin", "pair-797-4740", False, False),
-    ("mutant-4740", "plugin", "pair-4740-4740", False, True),
+#: judged on the model's counterexamples replayed. Mutants: `at-once`, the release
+#: model with the old value, which ends the interrupted generation at once;
+#: `not-behind`, the pair without `Call.behind_earlier_push` (as before it), whose
+#: model calls the second generation while the first push's traffic is in flight.
+RUNS: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...] = (
+    ("plugin-4740", "plugin", "pair-4740-4740", True, ()),
+    ("plugin-797", "plugin", "pair-797-4740", False, ()),
+    ("standin-4740", "standin", "pair-4740-4740", True, ()),
+    ("standin-797", "standin", "pair-797-4740", False, ()),
+    ("mutant-4740", "plugin", "pair-4740-4740", False, ("at-once", "not-behind")),
+    ("not-behind-4740", "plugin", "pair-4740-4740", True, ("not-behind",)),
+    ("plugin-4691", "plugin", "pair-4691-4691", True, ()),
 )
 _KEPT = (
     "matches",
@@ -108,16 +113,18 @@ def _run() -> dict[str, Any]:
     )
     released = check.release_shape
     rows: dict[str, Any] = {}
-    for key, provider, name, sweep, mutant in RUNS:
+    for key, provider, name, sweep, mutants in RUNS:
         first, second, lines = PAIRS[name]
-        if mutant:
+        if "at-once" in mutants:
             check.release_shape = lambda variant: evolve(  # type: ignore[assignment]
                 released(variant), interruption_end=InterruptionEnd.AT_ONCE
             )
+        pair = pair_scenario(first, second, lines)
+        if "not-behind" in mutants:
+            calls = tuple(evolve(call, behind_earlier_push=False) for call in pair.calls)
+            pair = evolve(pair, calls=calls)
         try:
-            row = check.check_scenario(
-                release, pair_scenario(first, second, lines), sweep=sweep, provider=provider
-            )
+            row = check.check_scenario(release, pair, sweep=sweep, provider=provider)
         finally:
             check.release_shape = released  # type: ignore[assignment]
         rows[key] = {field: row[field] for field in _KEPT} | {
@@ -171,16 +178,34 @@ def second_reply_order() -> list[str]:
 
 
 def test_two_interrupted_tool_outputs_keep_both_over_the_plugin(pairs: dict[str, Any]) -> None:
-    # the second generation's cancel is behind the first push's create on the socket,
-    # so its done is behind that create's ack and its push snapshots after it: the
-    # model and the real code break nothing. The row still does not match, by the
-    # calls that ran: in 8 of the 10 interleavings the harness's second reply has not
-    # reached its push when the model's has (docs/livekit.md, "One ordered stream")
+    # the second generation is a reply sent behind the first push on the socket, so
+    # it is interrupted only once that push's traffic is done (`behind_earlier_push`):
+    # both break nothing, and both calls push in every interleaving, stepping with
+    # the model (docs/livekit.md, "Calls that never ran")
     row = pairs["plugin-4740"]
     assert row["same_broken"] is True and row["errors"] == []
     assert row["model_broken"] == [] and row["real_broken"] == [] and row["lost"] == []
-    assert row["calls_ran_as_model"] is False and row["matches"] is False
-    assert row["sequences"] == 10 and row["stepped"] == 2 and row["push_lines"] == [4740]
+    assert row["calls_ran_as_model"] is True and row["matches"] is True
+    assert row["sequences"] == row["stepped"] == 2 and row["push_lines"] == [4740]
+
+
+def test_a_model_that_calls_the_second_generation_early_does_not_match(
+    pairs: dict[str, Any],
+) -> None:
+    # as before `behind_earlier_push`: in 8 of the 10 interleavings the model's second
+    # call pushes while the real second reply, behind the first push, never runs
+    row = pairs["not-behind-4740"]
+    assert row["same_broken"] is True and row["calls_ran_as_model"] is False
+    assert row["matches"] is False
+    assert row["sequences"] == 10 and row["stepped"] == 2
+
+
+def test_two_cleanups_are_driven_over_the_plugin(pairs: dict[str, Any]) -> None:
+    # refused before: the second cleanup's generation now runs at its call and makes
+    # its message then (`Call.made_at_call`), as the speech scheduler runs them
+    row = pairs["plugin-4691"]
+    assert row["matches"] is True and row["errors"] == [] and row["real_broken"] == []
+    assert row["sequences"] == row["stepped"] == 1 and row["push_lines"] == [4691]
 
 
 def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plugin(
@@ -197,13 +222,16 @@ def test_a_replacement_beside_interrupted_tool_outputs_loses_note1_over_the_plug
 def test_the_stand_in_agrees_on_both_pairs(pairs: dict[str, Any]) -> None:
     assert pairs["standin-4740"]["matches"] is True
     assert pairs["standin-4740"]["real_broken"] == []
+    # the second generation set up at its call, as over the plugin: both orders step
+    assert pairs["standin-4740"]["stepped"] == pairs["standin-4740"]["sequences"] == 2
     assert pairs["standin-797"]["matches"] is True
     assert pairs["standin-797"]["lost"] == ["note1"]
 
 
 def test_a_model_that_ends_the_generation_at_once_does_not_match(pairs: dict[str, Any]) -> None:
     # the mutant loses an output the real code keeps: its shortest trace interrupts
-    # the second generation before the first push's acks are in
+    # the second generation before the first push's acks are in (without
+    # `behind_earlier_push`, which rules that order out by itself)
     row = pairs["mutant-4740"]
     assert row["matches"] is False
     assert row["model_broken"] == [INV2, INV1]

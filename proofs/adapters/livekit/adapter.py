@@ -147,6 +147,8 @@ class LivekitAdapter:
             if direct is not None
             else frozenset(interruptible if len(interruptible) > 1 else ())
         )
+        #: Generations set up at their call, not at the start (`_later_generations`).
+        self.later = self._later_generations()
         self.gates: dict[str, asyncio.Future[None]] = {}
         self.generations: dict[int, Generation] = {}
         self.handles: dict[int, SpeechHandle] = {}
@@ -244,6 +246,8 @@ class LivekitAdapter:
             enumerate(scenario.calls),
             key=lambda entry: self.config.site(entry[0]).speech.from_start,
         ):
+            if index in self.later:
+                continue
             with self.loop.running():
                 self._prepare(index, call.site)
             self._settle_delivering()
@@ -252,6 +256,21 @@ class LivekitAdapter:
                 self._start_pool()
             self._settle_delivering()
         self._check_setup()
+
+    def _later_generations(self) -> frozenset[int]:
+        """The interrupted calls whose generation runs behind an earlier one's push
+        (`Call.behind_earlier_push`) and has nothing on the server at the start:
+        each is set up at its call, once the earlier one's traffic is done, so its
+        function call is created then, as the release's second reply's is."""
+        calls = self.config.scenario.calls
+        interruptible = [i for i, c in enumerate(calls) if c.site in _INTERRUPTIBLE]
+        if len(interruptible) < 2:
+            return frozenset()
+        return frozenset(
+            i
+            for i in interruptible
+            if calls[i].behind_earlier_push and (not calls[i].drops or calls[i].made_at_call)
+        )
 
     def _initial_local(self) -> tuple[str, ...]:
         """The items the agent's own context starts with: the scenario's."""
@@ -403,6 +422,13 @@ class LivekitAdapter:
         elif site == "tool-outputs":
             self.gates[f"call_{call.adds[0]}"].set_result(None)
         elif site in _INTERRUPTIBLE:
+            if task in self.later:
+                self.later = self.later - {task}
+                with self.loop.running():
+                    self._prepare(task, site)
+                self._settle_delivering()
+            if call.made_at_call:
+                self._make_at_call(task)
             if site == "cleanup":
                 self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
             ends_on_done = self.config.ends_on_done(task)
@@ -428,6 +454,16 @@ class LivekitAdapter:
             )
         else:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def _make_at_call(self, task: int) -> None:
+        """Call `task`'s generation makes its never-played messages as it runs
+        (`Call.made_at_call`): each reaches the server and the mirror before the
+        interruption, in the call's step as in the model's (nothing else is in
+        flight then, `Call.behind_earlier_push`)."""
+        for name in self.config.call(task).drops:
+            with self.loop.running():
+                self.server.model_creates(self._item(name))
+            self._settle_delivering()
 
     def _end_cancelled(self, task: int) -> None:
         """The server ends the cancelled response at once (`InterruptionEnd.AT_ONCE`)."""

@@ -36,7 +36,8 @@ lock, its ack futures).
 Two interrupted generations run one after the other, as livekit's speech
 scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
 message is on the server is the set-up's; the other is a real reply started at
-its call. Two never-played messages at the start are refused.
+its call (a second cleanup's generation makes its message then,
+`Call.made_at_call`). Two never-played messages at the start are refused.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class PluginAdapter(LivekitAdapter):
     def __init__(self, config: Config) -> None:
         calls = config.scenario.calls
         interruptible = [i for i, c in enumerate(calls) if c.site in _INTERRUPTIBLE]
-        if sum(1 for i in interruptible if calls[i].drops) > 1:
+        if sum(1 for i in interruptible if calls[i].drops and not calls[i].made_at_call) > 1:
             raise UnsupportedConfig(
                 "two never-played messages on the server at the start need two generations "
                 "current at once; the speech scheduler runs one at a time (not driven here)"
@@ -82,9 +83,10 @@ class PluginAdapter(LivekitAdapter):
         #: Interrupted generations started at their call, not in the set-up: with
         #: two in a scenario the scheduler runs them one after the other
         #: (`SpeechTurn`), so the later one starts once the turn is free. The one
-        #: whose message is on the server at the start is the set-up's.
+        #: whose message is on the server at the start is the set-up's; a cleanup
+        #: whose message is made at its call (`Call.made_at_call`) is deferred.
         self.deferred = (
-            frozenset(i for i in interruptible if not calls[i].drops)
+            frozenset(i for i in interruptible if not calls[i].drops or calls[i].made_at_call)
             if len(interruptible) > 1
             else frozenset()
         )
@@ -94,6 +96,10 @@ class PluginAdapter(LivekitAdapter):
         self.gates_cancels = False
         super().__init__(config, direct=frozenset())
         self.loop.on_blocked = self._release_background
+
+    def _later_generations(self) -> frozenset[int]:
+        """None: the plugin's deferred generations are `deferred` (see `call`)."""
+        return frozenset()
 
     # -- the provider: the gated server and the release's own OpenAI model --------------
 
@@ -148,6 +154,12 @@ class PluginAdapter(LivekitAdapter):
             self._prepare(task, self.config.call(task).site)
             self.loop.run_until_blocked()
         super().call(task)
+
+    def _make_at_call(self, task: int) -> None:
+        """The deferred generation has started (`call`): let its message through to
+        the server and the mirror, as the model's call step does; nothing else is in
+        flight then (`Call.behind_earlier_push`)."""
+        self._settle_delivering()
 
     def _prepare(self, index: int, site: str) -> None:
         if index in self.deferred:
