@@ -6,7 +6,9 @@ released reconnect (`openai-reconnect`) and the installed release's variant
 and the shortest one with exactly one dropped connection
 (`reconnect.shortest_with_drops`), replays each through the lockstep plugin
 adapter over the gated server (`proofs.adapters.livekit.reconnect`), and prints
-whether the real code loses the same item under the same invariant.
+whether the real code loses the same item under the same invariant. Then, per
+scenario, a push in OpenAI's drop window: the server the model ends with (with
+the released `drop_window = unrecorded` and with `lost`) beside the plugin's.
 
     python benchmarks/reconnect_agreement.py [--runs N] [--variant V]
     PYTHONPATH=.cache/livekit/1.8.8 python benchmarks/reconnect_agreement.py --variant unlocked
@@ -23,16 +25,23 @@ import os
 import statistics
 import time
 
+import attrs
+
 from model import (
     SCENARIOS,
     SHAPES_BY_NAME,
     VARIANTS_BY_NAME,
     Config,
+    DropWindow,
     Environment,
     Invariant,
+    Move,
+    MoveKind,
+    State,
     check,
     initial_state,
     step,
+    successors,
 )
 from proofs.adapters.livekit.reconnect import run_reconnects, shortest_with_drops
 from proofs.engines.explore import explore
@@ -45,6 +54,58 @@ def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
     if invariant is Invariant.NO_UNINTENDED_DELETE:
         return outcome.unintended  # type: ignore[attr-defined,no-any-return]
     return (*outcome.lost, *outcome.recreated)  # type: ignore[attr-defined]
+
+
+def _settled(state: State, config: Config) -> State:
+    """The model's state once every op and event in flight has been delivered."""
+    while True:
+        moves = [
+            (move, after)
+            for move, after in successors(state, config)
+            if move.kind in (MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
+        ]
+        if not moves:
+            return state
+        state = moves[0][1]
+
+
+def _window_rows(variant: str, runs: int, seconds: list[float]) -> None:
+    """For each scenario, its first push in OpenAI's drop window
+    (`disconnect; call; disconnect; connect`): the server the model ends with against
+    the plugin's, with the released `unrecorded` and with `lost` (recorded, re-sent)."""
+    shape = SHAPES_BY_NAME["openai-reconnect"]
+    print()
+    print("| scenario | trace | model's server (unrecorded) | (lost) | real server | agrees |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for scenario in SCENARIOS:
+        config = Config(
+            VARIANTS_BY_NAME[variant], scenario, Environment(reconnects=True), shape=shape
+        )
+        state = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
+        calls = [move for move, _ in successors(state, config) if move.kind is MoveKind.CALL]
+        if not calls:
+            continue
+        moves = [Move(MoveKind.DISCONNECT), calls[0], Move(MoveKind.DISCONNECT)]
+        moves.append(Move(MoveKind.CONNECT))
+        servers = []
+        for value in (DropWindow.UNRECORDED, DropWindow.LOST):
+            model = attrs.evolve(config, shape=attrs.evolve(shape, drop_window=value))
+            state = initial_state(model)
+            for move in moves:
+                state = step(state, model, move)
+            servers.append(_settled(state, model).server)
+        trace = "; ".join(move.label() for move in moves)
+        try:
+            for _ in range(runs):
+                start = time.perf_counter()
+                outcome = run_reconnects(config, moves)
+                seconds.append(time.perf_counter() - start)
+            real = outcome.server
+            agrees = "yes" if real == servers[0] else "NO"
+        except UnsupportedConfig as error:
+            real, agrees = (f"not driven: {error}",), "n/a"
+        shown = [", ".join(server) or "-" for server in (*servers, real)]
+        print(f"| {scenario.name} | {trace} | {' | '.join(shown)} | {agrees} |", flush=True)
 
 
 def main() -> None:
@@ -96,6 +157,7 @@ def main() -> None:
                     f" | {item} | {shown} | {agrees} |",
                     flush=True,
                 )
+    _window_rows(args.variant, args.runs, seconds)
     if seconds:
         print(f"median seconds per replay: {statistics.median(seconds):.2f} ({len(seconds)})")
     print(f"load average at end: {os.getloadavg()}")

@@ -449,7 +449,8 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     )
     # in the drop window the ops wait on the send queue for the next connection
     # (`to_server` reaches no server until the connect), or are lost on the dead one
-    wire = () if window and shape.drop_window is DropWindow.LOST else ops
+    dead = window and shape.drop_window in (DropWindow.LOST, DropWindow.UNRECORDED)
+    wire = () if dead else ops
     state = evolve(
         state,
         to_server=state.to_server + wire,
@@ -459,8 +460,10 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     )
     if shape.mirror_update is MirrorUpdate.AT_SEND:
         state = evolve(state, mirror=request)
-    sent = ops if config.reconnects() else ()
-    if sent and shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
+    # ops whose send failed on the closed socket never enter the record of sent ops
+    unrecorded = window and shape.drop_window is DropWindow.UNRECORDED
+    sent = ops if config.reconnects() and not unrecorded else ()
+    if ops and config.reconnects() and shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
         # one record of sent ops, cleared as each push starts: only this push's stay
         state = evolve(state, tasks=tuple(evolve(t, ops=()) for t in state.tasks))
     if shape.waits_for_acks:

@@ -98,8 +98,14 @@ class DropWindow(enum.Enum):
     QUEUED = "queued"
     #: The push raises before it diffs: nothing is sent and the mirror is kept.
     REFUSED = "refused"
-    #: The push diffs, sets its mirror and sends into the dead connection: its ops are lost.
+    #: The push diffs, sets its mirror and sends into the dead connection: its ops are
+    #: lost on it, but the session's record of sent ops holds them, so a `connect`
+    #: sends again those still awaited.
     LOST = "lost"
+    #: As `LOST`, but each send fails on the closed socket and the failure is only
+    #: logged: the ops never enter the record of sent ops, no `connect` sends them
+    #: again, and a push waiting for their acks waits until it times out.
+    UNRECORDED = "unrecorded"
 
 
 class WindowRebuild(enum.Enum):
@@ -458,6 +464,10 @@ OPENAI_RECONNECT = attrs.evolve(
     summary="livekit 1.8.9 OpenAI realtime, its reconnect as released: the mirror empties "
     "and refills from the replay's added events",
     reconnect_mirror=ReconnectMirror.EMPTIED,
+    # between the socket's close and the cancel of the old send task (:1321) the send
+    # task takes a push's events off the channel; send_str fails on the closed socket,
+    # the error is logged (:1170) and the event is not recorded (:1164-1165)
+    drop_window=DropWindow.UNRECORDED,
 )
 
 #: Every shape by name: the catalog's, and the released reconnect's record.

@@ -36,6 +36,7 @@ from model.state import REBUILD, Dropped, EventKind
 from proofs.engines.explore import explore
 
 RECONNECTS = Environment(reconnects=True)
+TIMEOUTS = Environment(reconnects=True, timeouts=True)
 RELEASED = SHAPES_BY_NAME["openai-reconnect"]
 
 
@@ -55,14 +56,14 @@ def _run(config: Config, labels: str) -> State:
 
 def test_the_released_rebuild_empties_the_mirror_and_refills_it_from_its_events() -> None:
     config = _config("lock5", "overlapping-push")
-    state = _run(config, "call T0;disconnect;connect")
+    state = _run(config, "call T0;disconnect;disconnect;connect")
     assert state.mirror == () and state.server == ("msg0",)
     assert [(e.kind, e.item, e.task) for e in state.to_client] == [
         (EventKind.ADDED, "msg0", REBUILD)
     ]
     # the tool push's create, never answered, goes again behind the replay
     assert [(op.item, op.task) for op in state.to_server] == [("out1", 0)]
-    state = _run(config, "call T0;disconnect;connect;client-apply msg0")
+    state = _run(config, "call T0;disconnect;disconnect;connect;client-apply msg0")
     assert state.mirror == ("msg0",)
 
 
@@ -70,7 +71,7 @@ def test_only_the_current_push_is_re_sent_where_the_session_keeps_one_record() -
     """With no session lock two pushes wait at once; the release's record holds only
     the later one's ops, the other value every push's."""
     unlockedish = attrs.evolve(RELEASED, session_lock=SessionLock.NONE)
-    labels = "call T0;call T1;disconnect;connect"
+    labels = "call T0;call T1;disconnect;disconnect;connect"
     current = _run(_config("unlocked", "overlapping-push", unlockedish), labels)
     assert [op.item for op in current.to_server] == ["hello"]
     every = attrs.evolve(unlockedish, reconnect_resends=ReconnectResends.AWAITED)
@@ -89,7 +90,10 @@ def test_a_second_drop_inside_the_rebuild_window_loses_the_conversation() -> Non
     found = explore(_config("lock5", "overlapping-push"), (Invariant.AGREEMENT_AT_REST,))
     (finding,) = found.findings
     assert finding.trace is not None and finding.violation is not None
+    # each drop is two moves: the socket's close opens the drop window, the cancel of
+    # the old send task ends it
     assert [m.kind for m in finding.trace.moves] == [
+        MoveKind.DISCONNECT,
         MoveKind.DISCONNECT,
         MoveKind.CONNECT,
     ] * 2
@@ -107,13 +111,13 @@ def test_a_rebuild_that_holds_the_session_lock_opens_the_window_to_every_snapsho
     locked = attrs.evolve(
         config, shape=attrs.evolve(RELEASED, reconnect_lock=ReconnectLock.SESSION_LOCK)
     )
-    state = _run(locked, "disconnect;connect;call T0")
+    state = _run(locked, "disconnect;disconnect;connect;call T0")
     assert state.provider_lock.owner == REBUILD and state.tasks[0].pc is Pc.WAIT_PROVIDER
     state = step(state, locked, Move(MoveKind.CLIENT_APPLY, None, "msg0"))
     assert state.provider_lock.owner == 0
     after = step(state, locked, Move(MoveKind.WAKE, 0))
     assert (0, "msg0", True) in after.deletes_sent
-    released = _run(config, "disconnect;connect;call T0;client-apply msg0")
+    released = _run(config, "disconnect;disconnect;connect;call T0;client-apply msg0")
     assert not released.deletes_sent
 
 
@@ -194,9 +198,29 @@ def test_a_rebuild_that_leaves_out_the_queued_items_sends_each_once() -> None:
     assert found.verdict is Verdict.HOLDS
 
 
-def test_only_gemini_has_a_drop_window() -> None:
-    """openai queues a push on one channel whether or not a drop was noticed, the duplex
-    and three-way sessions have no reconnect: none of them has a window (docs/model.md)."""
-    assert {s.name for s in SHAPES_BY_NAME.values() if s.drop_window is not DropWindow.NONE} == {
-        "gemini"
+def test_the_drop_windows_are_gemini_s_and_the_released_openai_reconnect_s() -> None:
+    """The duplex and three-way sessions have no reconnect; the catalog's one-step openai
+    record leaves the window out, the released reconnect's record has it (docs/model.md,
+    "The drop window")."""
+    windows = {s.name: s.drop_window for s in SHAPES_BY_NAME.values()}
+    assert {name for name, w in windows.items() if w is not DropWindow.NONE} == {
+        "gemini",
+        "openai-reconnect",
     }
+    assert windows["openai-reconnect"] is DropWindow.UNRECORDED
+
+
+def test_a_push_in_the_released_window_is_lost_and_not_sent_again() -> None:
+    """The tool push's create goes into the closed socket and is not recorded: the
+    reconnect sends only the rebuild, and the push waits until it times out. The
+    `lost` value records it and sends it again."""
+    labels = "disconnect;call T0;disconnect;connect"
+    state = _run(_config("lock5", "overlapping-push"), labels)
+    assert "out1" in state.sent and not state.to_server and state.server == ("msg0",)
+    assert state.tasks[0].pc is Pc.WAIT_ACKS and state.tasks[0].pending
+    timeouts = attrs.evolve(_config("lock5", "overlapping-push"), environment=TIMEOUTS)
+    timed_out = step(_run(timeouts, labels), timeouts, Move(MoveKind.TIMEOUT, 0))
+    assert timed_out.tasks[0].pc is Pc.FAILED
+    recorded = attrs.evolve(RELEASED, drop_window=DropWindow.LOST)
+    resent = _run(_config("lock5", "overlapping-push", recorded), labels)
+    assert [(op.item, op.task) for op in resent.to_server] == [("out1", 0)]

@@ -44,6 +44,7 @@ from model import (
 from model.scenarios import SCENARIOS, Call
 from model.shapes import (
     SHAPES_BY_NAME,
+    DropWindow,
     InterruptionEnd,
     LocalTail,
     RemoteItemAdded,
@@ -281,6 +282,7 @@ def release_shape(variant: str) -> SessionShape:
         remote_item_added=RemoteItemAdded.APPENDED_AFTER_LAST,
         local_tail=LocalTail.LOCAL_ONLY,
         interruption_end=InterruptionEnd.ON_DONE_EVENT,
+        drop_window=DropWindow.UNRECORDED,
     )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from attrs import frozen
 
-from model import Config, Invariant, Move, MoveKind
+from model import Config, DropWindow, Invariant, Move, MoveKind
 from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
 from proofs.adapters.livekit.replay import give_until_stuck, quiet_close
 
@@ -41,9 +41,49 @@ log = logging.getLogger("ackguard.livekit.reconnect")
 class ReconnectAdapter(PluginAdapter):
     """The plugin adapter with a connection the harness can drop and bring back."""
 
+    #: The client transport closed by a drop whose loss the session has not been
+    #: told yet (the drop window is open), if any.
+    _dead: Any = None
+
     def disconnect(self) -> None:
+        if self._dead is not None:
+            self._notice_loss()
+            return
+        if self.config.shape.drop_window is not DropWindow.NONE:
+            self._close_transport()
+            return
         conn = self.conn
         self._start(conn.drop())
+
+    def _client_transport(self) -> Any:
+        """The asyncio transport under the session's current websocket: `ws_conn`, a
+        local of the plugin's `_run_ws`, read off the main task's await chain."""
+        frame_of: Any = self.rt._main_atask.get_coro()
+        while frame_of is not None:
+            frame = getattr(frame_of, "cr_frame", None)
+            if frame is not None and "ws_conn" in frame.f_locals:
+                return frame.f_locals["ws_conn"]._writer.transport
+            frame_of = getattr(frame_of, "cr_await", None)
+        raise LookupError("the session has no websocket to drop")
+
+    def _close_transport(self) -> None:
+        """The drop as the selector loop meets a reset socket (`_force_close`): the
+        transport is closing, so every later write fails, and it stops reading. The
+        call that tells the protocol (and so the plugin's receive task) is held back
+        until the second `disconnect`: that is the drop window."""
+        transport = self._client_transport()
+        transport._closing = True
+        self.loop._remove_reader(transport._sock_fd)
+        self._dead = transport
+
+    def _notice_loss(self) -> None:
+        """The held-back half of the drop: the protocol learns the connection is lost;
+        the receive task fails and `_run_ws` cancels the old send task."""
+        transport, self._dead = self._dead, None
+        transport._conn_lost += 1
+        self.loop.call_soon(
+            transport._call_connection_lost, ConnectionResetError("dropped by the harness")
+        )
 
     def connect(self) -> None:
         count = len(self.gated.connections)
@@ -200,7 +240,9 @@ def shortest_with_drops(
         if used == drops and state.connected and check(state, config, invariant) is not None:
             return moves
         for move, after in successors(state, config):
-            count = used + (move.kind is MoveKind.DISCONNECT)
+            # a drop is the disconnect from a live connection; the one that ends a
+            # drop window is part of the same drop
+            count = used + (move.kind is MoveKind.DISCONNECT and state.connected is True)
             if count > drops or (after, count) in seen:
                 continue
             if len(seen) >= limit:
