@@ -20,13 +20,18 @@ from tests.examples.mutants import NO_GATE, SNAPSHOT_BEFORE_GATE, USER_TURN_UNGA
 
 #: The shipped example, exhaustively and by replay, under each scenario's own environment.
 TestExampleLock5 = conformance_test_case(
-    acme_adapter, variant="lock5", sites=SITES, modes=("exhaustive", "replay")
+    acme_adapter,
+    appends_locally=True,
+    variant="lock5",
+    sites=SITES,
+    modes=("exhaustive", "replay"),
 )
 
 #: Timeouts: lock5's own loss (a timed-out cleanup lets the tool push anchor on a
 #: deleted item) must happen in the example too, and the explorer's trace reproduce it.
 TestExampleLock5Timeouts = conformance_test_case(
     acme_adapter,
+    appends_locally=True,
     variant="lock5",
     scenarios=["cleanup-during-tool-push"],
     environments=["timeouts"],
@@ -36,6 +41,7 @@ TestExampleLock5Timeouts = conformance_test_case(
 #: Every environment option at once, on the cell with server-assigned keys.
 TestExampleLock5AllOptions = conformance_test_case(
     acme_adapter,
+    appends_locally=True,
     variant="lock5",
     scenarios=["server-item-during-replacement"],
     environments=["all"],
@@ -64,6 +70,7 @@ def _run(case: type[unittest.TestCase]) -> dict[str, str]:
 def _lock5_on(mutant: Mutant, scenario: str, modes: tuple[str, ...] = MODES) -> dict[str, str]:
     case = conformance_test_case(
         acme_factory(mutant.agent_class()),
+        appends_locally=True,
         variant="lock5",
         scenarios=[scenario],
         examples=10,
@@ -106,6 +113,7 @@ def test_with_no_gate_anywhere_it_is_the_unlocked_variant_and_loses_the_tool_out
     # against the variant it really is, it conforms, and breaks what unlocked breaks
     as_unlocked = conformance_test_case(
         acme_factory(agent),
+        appends_locally=True,
         variant="unlocked",
         scenarios=["overlapping-push", "replacement-first"],
         modes=("exhaustive", "replay"),
@@ -113,7 +121,7 @@ def test_with_no_gate_anywhere_it_is_the_unlocked_variant_and_loses_the_tool_out
     assert _run(as_unlocked) == {}
     scenario = SCENARIOS_BY_NAME["overlapping-push"]
     result = exhaust(
-        Config(VARIANTS_BY_NAME["unlocked"], scenario, scenario.environment),
+        Config(VARIANTS_BY_NAME["unlocked"], scenario, scenario.environment, appends_locally=True),
         12,
         acme_factory(agent),
     )
@@ -123,7 +131,11 @@ def test_with_no_gate_anywhere_it_is_the_unlocked_variant_and_loses_the_tool_out
 
 def test_a_scenario_the_agent_cannot_run_says_how_to_leave_it_out() -> None:
     case = conformance_test_case(
-        acme_adapter, variant="lock5", scenarios=["spoken-during-tool-push"], modes=("exhaustive",)
+        acme_adapter,
+        appends_locally=True,
+        variant="lock5",
+        scenarios=["spoken-during-tool-push"],
+        modes=("exhaustive",),
     )
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)

@@ -197,9 +197,11 @@ def check_variant(
     factory: AdapterFactory,
     shape: SessionShape | None = None,
     reconnects: bool = False,
+    appends_locally: bool = False,
 ) -> VariantReport:
     """Every scenario under `environments` (each scenario's own when None), with
-    the session `shape` (the variant's own when None).
+    the session `shape` (the variant's own when None); `appends_locally` for an
+    agent whose context appends every new item (`Config.appends_locally`).
 
     Unless the adapter drives a connection (`reconnects`: it is `Reconnecting`), a
     reconnect the shape would make is left out of each environment, and the report
@@ -211,7 +213,9 @@ def check_variant(
     notes: dict[str, None] = {}
     for scenario in scenarios:
         for environment in environments or (scenario.environment,):
-            config = Config(variant, scenario, environment, shape=chosen)
+            config = Config(
+                variant, scenario, environment, shape=chosen, appends_locally=appends_locally
+            )
             if config.reconnects() and not reconnects:
                 notes[
                     f"{chosen.name}: reconnects left out: the adapter drives no "

@@ -27,6 +27,7 @@ import re
 import unittest
 from collections.abc import Callable, Iterable
 
+import attrs
 from hypothesis.stateful import run_state_machine_as_test
 
 from model import (
@@ -66,6 +67,7 @@ def conformance_test_case(
     sites: Iterable[str] | None = None,
     environments: Iterable[str | Environment] | None = None,
     extra_sites: Iterable[Site] = (),
+    appends_locally: bool = False,
     depth: int = DEFAULT_DEPTH,
     examples: int = 20,
     modes: Iterable[str] = MODES,
@@ -82,10 +84,15 @@ def conformance_test_case(
     (``"all"`` is the strictest). `depth` bounds the exhaustive mode (the
     default covers every catalog sequence), `examples` the Hypothesis mode.
     `extra_sites` are site records of your own (`model.Site`) that your own
-    scenarios call.
+    scenarios call. `appends_locally=True` says your agent's context appends every
+    new item at its end; by default the model places items as livekit's
+    `ChatContext` does, by creation time (`docs/model.md`, "The local context's order").
     """
     chosen = _variant(variant)
-    asked_cells = _cells(chosen, scenarios, sites, environments, tuple(extra_sites))
+    asked_cells = [
+        attrs.evolve(config, appends_locally=appends_locally)
+        for config in _cells(chosen, scenarios, sites, environments, tuple(extra_sites))
+    ]
     # a test is named by the environment asked for; it runs without a reconnect,
     # which the adapter interface cannot drive (`run.drivable`)
     _asked = [config.environment.name for config in asked_cells]
