@@ -254,6 +254,11 @@ def unsupported(config: Config) -> str | None:
         return "the compact encoding does not tell function outputs apart (orphan_outputs)"
     if any(config.ends_on_done(task) for task in range(len(config.scenario.calls))):
         return "the compact encoding ends an interrupted generation at once (interruption_end)"
+    calls = config.scenario.calls
+    if any(call.made_at_call for call in calls):
+        return "the compact encoding has no message made at its call (Call.made_at_call)"
+    if any(call.behind_earlier_push for call in calls):
+        return "the compact encoding lets every call start at once (Call.behind_earlier_push)"
     return None
 
 

@@ -175,3 +175,19 @@ def test_the_invariant_check_catches_a_compact_invariant_that_forgets_recreated_
     monkeypatch.setattr(CompactModel, "disagreement_at_rest", staticmethod(without_recreated))
     with pytest.raises(AssertionError):
         readable_graph(config)
+
+
+@pytest.mark.parametrize("field", ["made_at_call", "behind_earlier_push"])
+def test_a_call_field_the_encoding_lacks_is_refused(field: str) -> None:
+    """The compact successor function has neither call field: a config setting one
+    goes to the readable model (`unsupported` says why), never explored without it."""
+    import attrs
+
+    from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Environment
+
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
+    assert unsupported(Config(VARIANTS_BY_NAME["lock5"], scenario, Environment())) is None
+    calls = (scenario.calls[0], attrs.evolve(scenario.calls[1], **{field: True}))
+    changed = attrs.evolve(scenario, calls=calls)
+    reason = unsupported(Config(VARIANTS_BY_NAME["lock5"], changed, Environment()))
+    assert reason is not None and field in reason
