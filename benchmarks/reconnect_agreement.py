@@ -37,6 +37,8 @@ from model import (
     Invariant,
     Move,
     MoveKind,
+    SessionShape,
+    Site,
     State,
     check,
     initial_state,
@@ -69,17 +71,39 @@ def _settled(state: State, config: Config) -> State:
         state = moves[0][1]
 
 
+def _released(variant: str) -> tuple[SessionShape, tuple[Site, ...]]:
+    """The release's model with its reconnect: `openai-reconnect` with the facts of
+    the release's session (`check.release_shape`), over the release's site records
+    (`check.release_sites`: the speech turn, tool outputs after their calls, a
+    cleanup that leaves the local context alone)."""
+    from proofs.adapters.livekit.check import release_shape, release_sites
+
+    released = release_shape(variant)
+    shape = attrs.evolve(
+        SHAPES_BY_NAME["openai-reconnect"],
+        remote_item_added=released.remote_item_added,
+        local_tail=released.local_tail,
+        interruption_end=released.interruption_end,
+        drop_window=released.drop_window,
+    )
+    return shape, release_sites()
+
+
 def _window_rows(variant: str, runs: int, seconds: list[float]) -> None:
     """For each scenario, its first push in OpenAI's drop window
     (`disconnect; call; disconnect; connect`): the server the model ends with against
     the plugin's, with the released `unrecorded` and with `lost` (recorded, re-sent)."""
-    shape = SHAPES_BY_NAME["openai-reconnect"]
+    shape, sites = _released(variant)
     print()
     print("| scenario | trace | model's server (unrecorded) | (lost) | real server | agrees |")
     print("| --- | --- | --- | --- | --- | --- |")
     for scenario in SCENARIOS:
         config = Config(
-            VARIANTS_BY_NAME[variant], scenario, Environment(reconnects=True), shape=shape
+            VARIANTS_BY_NAME[variant],
+            scenario,
+            Environment(reconnects=True),
+            extra_sites=sites,
+            shape=shape,
         )
         state = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
         calls = [move for move, _ in successors(state, config) if move.kind is MoveKind.CALL]
@@ -117,7 +141,7 @@ def main() -> None:
         help="the installed release's variant: lock5 for 1.8.9, unlocked for 1.8.8",
     )
     args = parser.parse_args()
-    shape = SHAPES_BY_NAME["openai-reconnect"]
+    shape, sites = _released(args.variant)
     env = Environment(reconnects=True)
     from proofs.adapters.livekit.releases import installed_version
 
@@ -127,7 +151,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     seconds: list[float] = []
     for scenario in SCENARIOS:
-        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, shape=shape)
+        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, sites, shape=shape)
         found = explore(config, INVARIANTS)
         for finding in found.findings:
             traces = {}
