@@ -50,6 +50,16 @@ def mix_cells(variant: Variant, environment: Environment) -> list[Config]:
     return [Config(variant, scenario(mix), environment) for mix in MIXES]
 
 
+def symmetric_cells(variant: Variant, environment: Environment) -> list[Config]:
+    """The mixes the reduction acts on: interchangeable calls (`symmetry.groups`). On
+    any other mix the reduced search is the plain one, so comparing them shows nothing."""
+    return [
+        config
+        for config in mix_cells(variant, environment)
+        if unsupported(config) is None and symmetry.groups(CompactModel(config))
+    ]
+
+
 def test_there_are_mixes_with_interchangeable_calls() -> None:
     assert len(MIXES) == 119
     configs = mix_cells(VARIANTS_BY_NAME["lock5"], Environment())
@@ -64,7 +74,8 @@ def test_every_catalog_cell_keeps_its_verdicts_and_depths() -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_every_mix_of_up_to_three_calls_keeps_its_verdicts_and_depths(variant: Variant) -> None:
-    assert disagreements(mix_cells(variant, Environment())) == []
+    cells = symmetric_cells(variant, Environment())
+    assert cells and disagreements(cells) == []
 
 
 @pytest.mark.parametrize(
@@ -79,7 +90,8 @@ def test_every_mix_of_up_to_three_calls_keeps_its_verdicts_and_depths(variant: V
 def test_the_mixes_keep_them_under_environment_options(
     variant: str, environment: Environment
 ) -> None:
-    assert disagreements(mix_cells(VARIANTS_BY_NAME[variant], environment)) == []
+    cells = symmetric_cells(VARIANTS_BY_NAME[variant], environment)
+    assert cells and disagreements(cells) == []
 
 
 def test_reduced_counterexamples_replay_through_the_readable_model() -> None:
