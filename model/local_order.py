@@ -16,14 +16,17 @@ local context where their creation time puts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Iterable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 from attrs import evolve, frozen
 
 from model.move_table import MOVES, Actor, MoveKind
 from model.sites import Creation, LocalOrder, LocalPosition, LocalUpdate, RequestSource, local_order
 from model.state import Pc, State
+
+#: An item: its id in the model's states, or its number in the compact encoding's.
+_I = TypeVar("_I", bound=Hashable)
 
 if TYPE_CHECKING:
     from model.moves import Config
@@ -136,8 +139,8 @@ def late(task_plan: Plan) -> bool:
 
 
 def upsert(
-    items: tuple[str, ...], adds: tuple[str, ...], born: tuple[str, ...] = ()
-) -> tuple[str, ...]:
+    items: tuple[_I, ...], adds: tuple[_I, ...], born: tuple[_I, ...] = ()
+) -> tuple[_I, ...]:
     """Each add not yet in `items`, placed as livekit's `ChatContext.insert` places it.
 
     The real insert walks back from the tail to the last item created no later

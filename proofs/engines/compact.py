@@ -574,7 +574,7 @@ class CompactModel:
         w = _Scratch(t)
         if placed:
             kept = tuple(i for i in after_local if i not in placed)
-            w.local = _placed(kept, placed, born)
+            w.local = _order.upsert(kept, placed, born)
         self._record(w, born)
         return w.freeze()
 
@@ -905,26 +905,6 @@ _PC_BACK = {
     WAIT_ACKS: Pc.WAIT_ACKS,
     FINISHED: Pc.DONE,
 }
-
-
-def _placed(
-    items: tuple[int, ...], adds: tuple[int, ...], born: tuple[int, ...]
-) -> tuple[int, ...]:
-    """`model.local_order.upsert` on item ids."""
-    rank = {item: position for position, item in enumerate(born)}
-    placed = list(items)
-    for item in adds:
-        if item in placed:
-            continue
-        mine = rank.get(item)
-        if mine is None:
-            placed.append(item)
-            continue
-        position = len(placed)
-        while position and rank.get(placed[position - 1], -1) > mine:
-            position -= 1
-        placed.insert(position, item)
-    return tuple(placed)
 
 
 def _upsert(items: tuple[int, ...], adds: tuple[int, ...]) -> tuple[int, ...]:

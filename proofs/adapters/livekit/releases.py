@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from attrs import frozen
@@ -79,11 +79,10 @@ def ensure_release(version: str, cache: Path = CACHE) -> tuple[Path, float]:
     return install_into(release_dir(version, cache), RELEASES_BY_VERSION[version].requirements)
 
 
-def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float]:
-    """`pip install --no-deps --target TARGET REQUIREMENTS`, once: a marker file names
-    what was installed, and a lock file keeps two test workers from installing into
-    the same folder at once (the second waits, then finds the marker)."""
-    wanted = "\n".join(requirements)
+def _once(target: Path, wanted: str, install: Callable[[], None]) -> tuple[Path, float]:
+    """Run `install` into `target` once: a marker file holds `wanted` (what was
+    installed), and a lock file keeps two test workers from installing into the
+    same folder at once (the second waits, then finds the marker)."""
     marker = target / ".ackguard-complete"
     if marker.exists() and marker.read_text() == wanted:
         return target, 0.0
@@ -91,8 +90,16 @@ def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float
     target.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists() and marker.read_text() == wanted:
-            return target, time.perf_counter() - started
+        if not (marker.exists() and marker.read_text() == wanted):
+            install()
+            marker.write_text(wanted)
+    return target, time.perf_counter() - started
+
+
+def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float]:
+    """`pip install --no-deps --target TARGET REQUIREMENTS`, once (`_once`)."""
+
+    def install() -> None:
         command = [sys.executable, "-m", "pip", "install", "--quiet"]
         command += ["--disable-pip-version-check", "--no-deps", "--no-compile", "--upgrade"]
         command += ["--target", str(target), *requirements]
@@ -101,31 +108,22 @@ def install_into(target: Path, requirements: Sequence[str]) -> tuple[Path, float
             raise ReleaseUnavailable(
                 f"pip could not install {' '.join(requirements)}: {result.stderr.strip()[-2000:]}"
             )
-        marker.write_text(wanted)
-    return target, time.perf_counter() - started
+
+    return _once(target, "\n".join(requirements), install)
 
 
 def npm_install_into(target: Path, package: Path) -> tuple[Path, float]:
     """`npm ci` of the `package.json`, `package-lock.json` (and `.npmrc`, if any) in
-    `package` into TARGET (TARGET/node_modules), once, behind the same marker and
-    lock file as `install_into` (the marker holds those files' text: a new pin
-    reinstalls). Install scripts are not run: the releases' native parts ship
-    prebuilt."""
+    `package` into TARGET (TARGET/node_modules), once (`_once`; the marker holds
+    those files' text: a new pin reinstalls). Install scripts are not run: the
+    releases' native parts ship prebuilt."""
     files = tuple(
         name
         for name in ("package.json", "package-lock.json", ".npmrc")
         if (package / name).exists()
     )
-    wanted = "\n".join((package / name).read_text() for name in files)
-    marker = target / ".ackguard-complete"
-    if marker.exists() and marker.read_text() == wanted:
-        return target, 0.0
-    started = time.perf_counter()
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists() and marker.read_text() == wanted:
-            return target, time.perf_counter() - started
+
+    def install() -> None:
         for name in files:
             (target / name).write_text((package / name).read_text())
         command = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
@@ -137,8 +135,8 @@ def npm_install_into(target: Path, package: Path) -> tuple[Path, float]:
             raise ReleaseUnavailable("npm is not on the PATH") from None
         if result.returncode != 0:
             raise ReleaseUnavailable(f"npm ci in {target} failed: {result.stderr.strip()[-2000:]}")
-        marker.write_text(wanted)
-    return target, time.perf_counter() - started
+
+    return _once(target, "\n".join((package / name).read_text() for name in files), install)
 
 
 def run_module(
