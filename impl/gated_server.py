@@ -207,6 +207,15 @@ class GatedConnection(_Connection):
 
     # -- handling client events ---------------------------------------------------------
 
+    def item_ops(self) -> int:
+        """How many item ops wait in the client-to-server FIFO."""
+        return sum(1 for event in self.to_server if is_item_op(event))
+
+    def apply_session_traffic(self) -> None:
+        """Handle every client event ahead of the first item op, and nothing else."""
+        while self.to_server and not is_item_op(self.to_server[0]):
+            self.apply_next()
+
     def apply_next(self) -> JSON:
         """Handle the next client event as the server would; the event handled."""
         event = self.to_server.popleft()

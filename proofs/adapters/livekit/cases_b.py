@@ -40,7 +40,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from impl.gated_server import GatedConnection, GatedServer, is_item_event, is_item_op
+from impl.gated_server import GatedConnection, GatedServer, is_item_event
 from impl.gated_server_anchor import add_after_deleted
 from model import Config, Move, MoveKind, State, initial_state, step
 from model.cases import CASES_BY_NAME, Case
@@ -156,16 +156,6 @@ async def _pump(seconds: float = 0.05) -> None:
         await asyncio.sleep(0.005)
 
 
-def _item_ops(conn: GatedConnection) -> int:
-    return sum(1 for event in conn.to_server if is_item_op(event))
-
-
-def _session_traffic(conn: GatedConnection) -> None:
-    """Handle every client event ahead of the first item op, and nothing else."""
-    while conn.to_server and not is_item_op(conn.to_server[0]):
-        conn.apply_next()
-
-
 async def _deliver_session_traffic(conn: GatedConnection) -> None:
     while conn.to_client and not is_item_event(conn.to_client[0]):
         await conn.deliver_next()
@@ -278,12 +268,12 @@ async def _act(
             session.update_chat_ctx(_context(llm, ids))
         )
         sent = len(after.to_server) - len(before.to_server)
-        await _until(lambda: _item_ops(conn) >= len(after.to_server) or push.done())
+        await _until(lambda: conn.item_ops() >= len(after.to_server) or push.done())
         if sent == 0:
             await _until(push.done)
-        _session_traffic(conn)
+        conn.apply_session_traffic()
     elif kind in (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT):
-        _session_traffic(conn)
+        conn.apply_session_traffic()
         if kind is MoveKind.SERVER_APPLY:
             conn.apply_next()
         else:

@@ -56,7 +56,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from impl.gated_server import GatedConnection, GatedServer, is_item_event, is_item_op
+from impl.gated_server import GatedConnection, GatedServer, is_item_event
 from model import Config, Invariant, Move, MoveKind, State, initial_state, step
 from model.cases import CASES_BY_NAME, Case
 from model.scenarios import ItemKind
@@ -255,15 +255,6 @@ async def _until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.005)
 
 
-def _item_ops(conn: GatedConnection) -> int:
-    return sum(1 for event in conn.to_server if is_item_op(event))
-
-
-def _session_traffic(conn: GatedConnection) -> None:
-    while conn.to_server and not is_item_op(conn.to_server[0]):
-        conn.apply_next()
-
-
 def _orphan(conn: GatedConnection, event: dict[str, Any]) -> bool:
     """An output create whose call no function call on the conversation carries."""
     item = event.get("item") or {}
@@ -277,7 +268,7 @@ def _orphan(conn: GatedConnection, event: dict[str, Any]) -> bool:
 
 def _apply(conn: GatedConnection, refused: list[str]) -> None:
     """The server handles the next item op, refusing an orphaned output."""
-    _session_traffic(conn)
+    conn.apply_session_traffic()
     event = conn.to_server[0]
     if not _orphan(conn, event):
         conn.apply_next()
@@ -366,7 +357,7 @@ class _Run:
         await self.driver.call("clear-audio")
         self.fillers += 1
         await asyncio.sleep(0.05)
-        _session_traffic(conn)
+        conn.apply_session_traffic()
 
     async def _connected(self) -> bool:
         return bool(self.server.connections)
@@ -387,10 +378,10 @@ class _Run:
             conn = self.conn
 
             async def rebuild_read() -> bool:
-                return _item_ops(conn) >= len(after.server)
+                return conn.item_ops() >= len(after.server)
 
             await _until(rebuild_read)
-            _session_traffic(conn)
+            conn.apply_session_traffic()
             while conn.to_server and conn.to_server[0].get("type") == "conversation.item.create":
                 _apply(conn, self.refused)
             await self.filler(conn)
@@ -406,14 +397,14 @@ class _Run:
 
             async def sent() -> bool:
                 if len(after.to_server) > len(before.to_server):
-                    return _item_ops(conn) >= len(after.to_server)
+                    return conn.item_ops() >= len(after.to_server)
                 return bool((await self.state())["pushes"][index]["status"] != "pending")
 
             await _until(sent)
         elif kind is MoveKind.SERVER_APPLY:
             _apply(self.conn, self.refused)
         elif kind is MoveKind.SERVER_REJECT:
-            _session_traffic(self.conn)
+            self.conn.apply_session_traffic()
             self.conn.reject_next()
         elif kind is MoveKind.CLIENT_APPLY:
             await self.deliver()
