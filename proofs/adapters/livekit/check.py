@@ -60,14 +60,10 @@ from proofs.adapters.livekit.releases import (
 )
 from proofs.adapters.livekit.replay import (
     Outcome,
-    _outcome,
-    give_until_stuck,
-    quiet_close,
     run,
     sequences,
 )
 from proofs.engines.audit import SITE_REQUESTS, audit_source
-from proofs.engines.conformance.follow import Follow
 from proofs.engines.conformance.lockstep import ModelSide, model_side
 from proofs.engines.explore import explore
 from proofs.errors import ReleaseUnavailable, UnsupportedConfig
@@ -142,22 +138,10 @@ def ran_runner(provider: str, build: type[LivekitAdapter] | None = None) -> RanR
             adapter = recording(build or PluginAdapter)
             outcome = run_plugin(config, moves, build=adapter)  # type: ignore[arg-type]
         else:
-            outcome = _run_standin(config, moves, recording(build or LivekitAdapter))
+            outcome = run(config, moves, build=recording(build or LivekitAdapter))
         return outcome, seen[0]
 
     return go
-
-
-def _run_standin(config: Config, stimuli: Iterable[Any], build: type[LivekitAdapter]) -> Outcome:
-    """`replay.run` with the adapter class given (replay.run builds `LivekitAdapter`)."""
-    session = Follow(config, build)
-    try:
-        stuck = give_until_stuck(session, stimuli)
-        server = session.adapter.server
-        session.drain(lambda: (bool(server.to_server), bool(server.to_client)))
-        return _outcome(session, stuck)
-    finally:
-        quiet_close(session)
 
 
 def model_ran(config: Config, moves: Iterable[Move]) -> frozenset[Ran]:

@@ -117,9 +117,16 @@ def give_until_stuck(session: _Gives, stimuli: Iterable[Move]) -> str | None:
     return None
 
 
-def run(config: Config, stimuli: Iterable[Move], *, drain: bool = True) -> Outcome:
-    """Give the real code `stimuli` (internal moves are skipped), then drain."""
-    session = Follow(config, LivekitAdapter)
+def run(
+    config: Config,
+    stimuli: Iterable[Move],
+    *,
+    drain: bool = True,
+    build: type[LivekitAdapter] = LivekitAdapter,
+) -> Outcome:
+    """Give the real code `stimuli` (internal moves are skipped), then drain; `build`
+    is the adapter class (a mutant, or one that records what it saw)."""
+    session = Follow(config, build)
     try:
         stuck = give_until_stuck(session, stimuli)
         if drain:
