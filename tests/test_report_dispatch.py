@@ -178,3 +178,37 @@ def test_a_cancel_and_its_end_render_in_both_formats() -> None:
     assert "applies T0's cancel of the interrupted response" in text
     assert "receives the end of T0's interrupted response" in text
     assert "ends T0's interrupted response" in text
+
+
+def test_a_drop_windows_two_disconnects_read_apart() -> None:
+    """In a shape with a drop window a drop is two `disconnect` moves: the socket
+    closing, then the session giving the dead connection up. The timeline says which
+    is which (both read "the connection drops" before), and how many ops the window
+    queued for the next connection (Gemini queues a push's append; OpenAI's is lost)."""
+    from model import SCENARIOS_BY_NAME, SHAPES_BY_NAME
+
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
+    reconnects = ENVIRONMENTS_BY_NAME["reconnects"]
+    texts = {}
+    for shape in ("gemini", "openai-reconnect"):
+        config = Config(
+            VARIANTS_BY_NAME["lock5"], scenario, reconnects, shape=SHAPES_BY_NAME[shape]
+        )
+        state = initial_state(config)
+        lines = []
+        for label in ("disconnect", "call T0", "disconnect"):
+            move, after = next((m, a) for m, a in successors(state, config) if m.label() == label)
+            lines.append(render.describe(config, state, move, after))
+            state = after
+        texts[shape] = lines
+    for lines in texts.values():
+        assert lines[0].startswith("the connection drops;")
+        assert "does not notice yet" in lines[0]
+        assert lines[2].startswith("the session notices the dropped connection")
+    assert texts["gemini"][2].endswith("1 op(s) queued for the next connection")
+    assert texts["openai-reconnect"][2].endswith("0 op(s) queued for the next connection")
+    # without a window a drop is one move, and says nothing of one
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, reconnects)
+    state = initial_state(config)
+    move, after = next((m, a) for m, a in successors(state, config) if m.label() == "disconnect")
+    assert "notice" not in render.describe(config, state, move, after)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from model import REBUILD, Config, EventKind, Move, MoveKind, Op, OpKind, Pc, State
+from model import REBUILD, Config, Dropped, EventKind, Move, MoveKind, Op, OpKind, Pc, State
 from proofs.engines.trace import Trace, before_call_words
 from proofs.errors import InternalError
 
@@ -104,8 +104,20 @@ def _resume(config: Config, before: State, move: Move, after: State) -> str:
 
 
 def _disconnect(config: Config, before: State, move: Move, after: State) -> str:
+    """A drop, or, in a shape with a drop window, the session noticing one: a drop's
+    first `disconnect` leaves the session treating the dead connection as active, and
+    its second is when the session gives it up (`model.Dropped`)."""
+    if before.connected is Dropped.UNNOTICED:
+        queued = len(before.to_server)
+        return (
+            "the session notices the dropped connection and gives it up; "
+            f"{queued} op(s) queued for the next connection"
+        )
     lost = len(before.to_server) + len(before.to_client)
-    return f"the connection drops; {lost} op(s) and event(s) in flight are lost"
+    text = f"the connection drops; {lost} op(s) and event(s) in flight are lost"
+    if after.connected is Dropped.UNNOTICED:
+        text += " (the session does not notice yet: its drop window)"
+    return text
 
 
 def _connect(config: Config, before: State, move: Move, after: State) -> str:
