@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from model import Config, EventKind, Invariant, Move, MoveKind, OpKind, State, Violation
+from model import Config, Dropped, EventKind, Invariant, Move, MoveKind, OpKind, State, Violation
 from proofs.engines.trace import Trace
 from proofs.report.render import describe, describe_op, handler, ids, whose
 
@@ -219,6 +219,11 @@ ITF_VARS: tuple[str, ...] = (
     "refused",
     "deletes_sent",
     "recreated",
+    "connected",
+    "kept",
+    "born",
+    "sent",
+    "rebuilt",
 )
 
 
@@ -278,12 +283,10 @@ def itf_state(state: State) -> dict[str, Any]:
                 "request": _option(None if task.request is None else list(task.request)),
                 "bound_to_local": task.bound_to_local,
                 "base": _set(task.base),
-                "pending": {
-                    "#set": [
-                        {"#tup": [kind.value, item]}
-                        for kind, item in sorted(task.pending, key=lambda k: (k[0].value, k[1]))
-                    ]
-                },
+                "pending": _keys(task.pending),
+                "ops": [_op(op) for op in task.ops],
+                "dropped": _set(task.dropped),
+                "stalled": _keys(task.stalled),
             }
             for task in state.tasks
         ],
@@ -304,7 +307,25 @@ def itf_state(state: State) -> dict[str, Any]:
         "recreated": {
             "#set": [{"#tup": [_int(task), item]} for task, item in sorted(state.recreated)]
         },
+        "connected": _connection(state.connected),
+        "kept": _option(None if state.kept is None else list(state.kept)),
+        "born": list(state.born),
+        "sent": _set(state.sent),
+        "rebuilt": _set(state.rebuilt),
     }
+
+
+def _keys(keys: frozenset[tuple[OpKind, str]]) -> dict[str, list[Any]]:
+    """Ack keys (kind, item) as a set of tuples."""
+    ordered = sorted(keys, key=lambda k: (k[0].value, k[1]))
+    return {"#set": [{"#tup": [kind.value, item]} for kind, item in ordered]}
+
+
+def _connection(connected: bool | Dropped) -> str:
+    """`State.connected` as one word: the drop window's third value is no Boolean."""
+    if connected is Dropped.UNNOTICED:
+        return "unnoticed"
+    return "connected" if connected else "disconnected"
 
 
 def _action(move: Move | None) -> str:

@@ -176,3 +176,25 @@ def test_the_action_taken_is_the_action_s_name_and_the_picks_its_arguments(
                 picks["item"][2] if picks["item"][1] == "Some" else None,
             ]
             assert [part for part in shown if part is not None] == arguments
+
+
+def test_every_field_of_the_state_and_its_tasks_is_in_the_trace() -> None:
+    """The ITF state is every field of `model.State` and `model.Task` (the drop
+    window's `connected`, a kept-back request, the creation order `born`, the ghosts
+    `sent` and `rebuilt`, and a task's `ops`, `dropped` and `stalled` were missing):
+    a field added to the model fails here until the trace carries it."""
+    import attrs
+
+    from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, initial_state
+    from model.state import State, Task
+    from proofs.report.formats import ITF_VARS, itf_state
+
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
+    state = initial_state(Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment))
+    shown = itf_state(state)
+    assert set(shown) == {f.name for f in attrs.fields(State)}
+    assert set(ITF_VARS) == {"action", "mbt::actionTaken", "mbt::nondetPicks", *shown}
+    assert set(shown["tasks"][0]) == {f.name for f in attrs.fields(Task)}
+    assert shown["connected"] == "connected" and shown["kept"]["tag"] == "None"
+    for name in ("kept", "born", "sent", "rebuilt"):
+        _read(shown[name])
