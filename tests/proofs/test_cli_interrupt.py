@@ -142,7 +142,14 @@ def test_explore_prints_what_it_explored_marked_incomplete(tmp_path: Path) -> No
     [["demo", "--turns", "1000"], ["conform", "--environment", "all", "--hypothesis", "5000"]],
 )
 def test_other_commands_stop_and_say_so(argv: list[str]) -> None:
-    code, _, err = _interrupt(argv, ready=None, wait=2.5)
+    """These commands print nothing as they start, so the interrupt waits for the time
+    loading the commands takes on this machine now (`--help`, measured first: under
+    load it took over 2.5 s, and the interrupt came while loading), and 1.5 s more."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "proofs.cli", argv[0], "--help"], check=True,
+                   capture_output=True)  # fmt: skip
+    loading = time.monotonic() - started
+    code, _, err = _interrupt(argv, ready=None, wait=loading + 1.5)
     assert code == 130
     assert f"ackguard {argv[0]}: interrupted" in err
 
