@@ -58,17 +58,23 @@ def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
     return (*outcome.lost, *outcome.recreated)  # type: ignore[attr-defined]
 
 
+#: The moves the replay's drain makes happen: the tasks' own steps, then deliveries.
+SETTLING = (MoveKind.WAKE, MoveKind.RESUME, MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
+
+
 def _settled(state: State, config: Config) -> State:
-    """The model's state once every op and event in flight has been delivered."""
+    """The model's state once the replay's drain is done with it: every task that can
+    step does (the real loop runs each ready task before the gate releases anything),
+    then the next op is applied, else the next event, until none is left. No call,
+    timeout or drop is made."""
     while True:
-        moves = [
-            (move, after)
-            for move, after in successors(state, config)
-            if move.kind in (MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
-        ]
-        if not moves:
+        moves: dict[MoveKind, State] = {}
+        for move, after in successors(state, config):
+            moves.setdefault(move.kind, after)
+        kind = next((kind for kind in SETTLING if kind in moves), None)
+        if kind is None:
             return state
-        state = moves[0][1]
+        state = moves[kind]
 
 
 def _released(variant: str) -> tuple[SessionShape, tuple[Site, ...]]:
