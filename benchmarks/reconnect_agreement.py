@@ -29,23 +29,20 @@ import attrs
 
 from model import (
     SCENARIOS,
-    SHAPES_BY_NAME,
-    VARIANTS_BY_NAME,
-    Config,
     DropWindow,
     Environment,
     Invariant,
-    Move,
-    MoveKind,
-    SessionShape,
-    Site,
-    State,
     check,
     initial_state,
     step,
-    successors,
 )
-from proofs.adapters.livekit.reconnect import run_reconnects, shortest_with_drops
+from proofs.adapters.livekit.reconnect import (
+    released_reconnect,
+    run_reconnects,
+    settled,
+    shortest_with_drops,
+    window_moves,
+)
 from proofs.engines.explore import explore
 from proofs.errors import UnsupportedConfig
 
@@ -58,72 +55,26 @@ def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
     return (*outcome.lost, *outcome.recreated)  # type: ignore[attr-defined]
 
 
-#: The moves the replay's drain makes happen: the tasks' own steps, then deliveries.
-SETTLING = (MoveKind.WAKE, MoveKind.RESUME, MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
-
-
-def _settled(state: State, config: Config) -> State:
-    """The model's state once the replay's drain is done with it: every task that can
-    step does (the real loop runs each ready task before the gate releases anything),
-    then the next op is applied, else the next event, until none is left. No call,
-    timeout or drop is made."""
-    while True:
-        moves: dict[MoveKind, State] = {}
-        for move, after in successors(state, config):
-            moves.setdefault(move.kind, after)
-        kind = next((kind for kind in SETTLING if kind in moves), None)
-        if kind is None:
-            return state
-        state = moves[kind]
-
-
-def _released(variant: str) -> tuple[SessionShape, tuple[Site, ...]]:
-    """The release's model with its reconnect: `openai-reconnect` with the facts of
-    the release's session (`check.release_shape`), over the release's site records
-    (`check.release_sites`: the speech turn, tool outputs after their calls, a
-    cleanup that leaves the local context alone)."""
-    from proofs.adapters.livekit.check import release_shape, release_sites
-
-    released = release_shape(variant)
-    shape = attrs.evolve(
-        SHAPES_BY_NAME["openai-reconnect"],
-        remote_item_added=released.remote_item_added,
-        local_tail=released.local_tail,
-        interruption_end=released.interruption_end,
-        drop_window=released.drop_window,
-    )
-    return shape, release_sites()
-
-
 def _window_rows(variant: str, runs: int, seconds: list[float]) -> None:
     """For each scenario, its first push in OpenAI's drop window
     (`disconnect; call; disconnect; connect`): the server the model ends with against
     the plugin's, with the released `unrecorded` and with `lost` (recorded, re-sent)."""
-    shape, sites = _released(variant)
     print()
     print("| scenario | trace | model's server (unrecorded) | (lost) | real server | agrees |")
     print("| --- | --- | --- | --- | --- | --- |")
     for scenario in SCENARIOS:
-        config = Config(
-            VARIANTS_BY_NAME[variant],
-            scenario,
-            Environment(reconnects=True),
-            extra_sites=sites,
-            shape=shape,
-        )
-        state = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
-        calls = [move for move, _ in successors(state, config) if move.kind is MoveKind.CALL]
-        if not calls:
+        config = released_reconnect(variant, scenario, Environment(reconnects=True))
+        window = window_moves(config)
+        if window is None:
             continue
-        moves = [Move(MoveKind.DISCONNECT), calls[0], Move(MoveKind.DISCONNECT)]
-        moves.append(Move(MoveKind.CONNECT))
+        moves = list(window)
         servers = []
         for value in (DropWindow.UNRECORDED, DropWindow.LOST):
-            model = attrs.evolve(config, shape=attrs.evolve(shape, drop_window=value))
+            model = attrs.evolve(config, shape=attrs.evolve(config.shape, drop_window=value))
             state = initial_state(model)
             for move in moves:
                 state = step(state, model, move)
-            servers.append(_settled(state, model).server)
+            servers.append(settled(state, model).server)
         trace = "; ".join(move.label() for move in moves)
         try:
             for _ in range(runs):
@@ -147,7 +98,6 @@ def main() -> None:
         help="the installed release's variant: lock5 for 1.8.9, unlocked for 1.8.8",
     )
     args = parser.parse_args()
-    shape, sites = _released(args.variant)
     env = Environment(reconnects=True)
     from proofs.adapters.livekit.releases import installed_version
 
@@ -157,7 +107,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     seconds: list[float] = []
     for scenario in SCENARIOS:
-        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, sites, shape=shape)
+        config = released_reconnect(args.variant, scenario, env)
         found = explore(config, INVARIANTS)
         for finding in found.findings:
             traces = {}

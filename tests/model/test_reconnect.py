@@ -26,12 +26,15 @@ from model import (
 )
 from model.shapes import (
     DropWindow,
+    InterruptionEnd,
+    OpenMessages,
     ReconnectLock,
     ReconnectMirror,
     ReconnectResends,
     SessionLock,
     WindowRebuild,
 )
+from model.sites import with_speech_turn
 from model.state import REBUILD, Dropped, EventKind
 from proofs.engines.explore import explore
 
@@ -224,3 +227,50 @@ def test_a_push_in_the_released_window_is_lost_and_not_sent_again() -> None:
     recorded = attrs.evolve(RELEASED, drop_window=DropWindow.LOST)
     resent = _run(_config("lock5", "overlapping-push", recorded), labels)
     assert [(op.item, op.task) for op in resent.to_server] == [("out1", 0)]
+
+
+# -- the messages of a generation not yet ended (`SessionShape.open_messages`) -------------
+
+#: The released reconnect with the release's interruption: the cleanup's call sends a
+#: cancel and its push waits for the `response.done` that answers it.
+INTERRUPTING = attrs.evolve(RELEASED, interruption_end=InterruptionEnd.ON_DONE_EVENT)
+
+
+def _interrupting(shape: SessionShape = INTERRUPTING) -> Config:
+    return attrs.evolve(
+        _config("lock5", "cleanup-during-tool-push", shape), extra_sites=with_speech_turn()
+    )
+
+
+def test_a_reconnect_before_the_done_event_leaves_the_generation_s_message_out() -> None:
+    """The never-played `asst1` is empty in the mirror until `response.done` (livekit
+    1.8.9 openai.py :2309-2313), and the rebuild copies the mirror without empty
+    messages (:1006): neither the new server nor the new mirror gets it."""
+    config = _interrupting()
+    for labels in (
+        "disconnect;call T0;disconnect;connect",
+        "call T0;disconnect;disconnect;connect",
+    ):
+        state = _run(config, labels)
+        assert state.server == ("msg0",), labels
+        assert [e.item for e in state.to_client] == ["msg0"] and state.tasks[0].pc is Pc.ENDED
+    rebuilt = _interrupting(attrs.evolve(INTERRUPTING, open_messages=OpenMessages.REBUILT))
+    state = _run(rebuilt, "disconnect;call T0;disconnect;connect")
+    assert state.server == ("msg0", "asst1")
+
+
+def test_a_reconnect_after_the_done_event_rebuilds_the_message() -> None:
+    """Once the done event has reached the session its message has content: rebuilt."""
+    labels = "call T0;server-apply T0 response;client-apply T0 response;disconnect;disconnect"
+    state = _run(_interrupting(), labels + ";connect")
+    assert state.tasks[0].pc is Pc.ENDED and state.server == ("msg0", "asst1")
+
+
+def test_the_field_is_inert_where_a_generation_ends_at_once() -> None:
+    """The catalog's records end an interrupted generation in the call's step, so no
+    connect finds one under way: the field moves none of their runs."""
+    assert RELEASED.open_messages is OpenMessages.LEFT_OUT
+    assert SHAPES_BY_NAME["openai"].open_messages is OpenMessages.REBUILT
+    config = _config("lock5", "cleanup-during-tool-push")
+    state = _run(config, "disconnect;call T0;disconnect;connect")
+    assert state.tasks[0].pc is not Pc.WAIT_DONE and "asst1" in state.server
