@@ -41,6 +41,7 @@ from proofs.adapters.livekit.reconnect import (
     run_reconnects,
     settled,
     shortest_with_drops,
+    undriven,
     window_moves,
 )
 from proofs.engines.explore import explore
@@ -122,6 +123,14 @@ def main() -> None:
                     state = step(state, config, move)
                 violation = check(state, config, finding.invariant)
                 item = "-" if violation is None else violation.item
+                reason = undriven(config, moves)
+                if reason is not None:
+                    print(
+                        f"| {scenario.name} | {finding.invariant.value} | {kind} ({len(moves)}"
+                        f" moves) | {item} | not driven: {reason} | n/a |",
+                        flush=True,
+                    )
+                    continue
                 try:
                     for _ in range(args.runs):
                         start = time.perf_counter()

@@ -247,3 +247,29 @@ def test_the_interrupted_tool_push_diffs_against_the_emptied_mirror(
     ]:
         state = moves[0]
     assert state.server == ("msg0",) and state.tasks[0].pc is Pc.ENDED
+
+
+def test_a_trace_with_a_move_between_a_generation_s_end_and_its_push_is_not_driven(
+    reconnect: Any,
+) -> None:
+    """The real interrupted tool push runs in the loop turn of the reconnect that ends
+    its generation, before the harness can give anything else: `undriven` says so of a
+    trace that calls the trim there (1.8.8's `unlocked` counterexamples of the trim)."""
+    config = reconnect.released_reconnect(
+        "lock5", SCENARIOS_BY_NAME["trim-tool-output"], RECONNECTS
+    )
+    moves = _moves("call T0;disconnect;disconnect;connect")
+    session = reconnect._Follow(config, reconnect.ReconnectAdapter)
+    try:
+        for move in moves:
+            session.give(move)
+        real = session.adapter.observe().local
+    finally:
+        session.close()
+    state = initial_state(config)
+    for move in moves:
+        state = step(state, config, move)
+    assert real == ("msg0", "out1") and state.local == ("msg0",)
+    assert state.tasks[0].pc is Pc.ENDED
+    assert reconnect.undriven(config, [*moves, Move(MoveKind.CALL, 1)]) is not None
+    assert reconnect.undriven(config, [*moves, Move(MoveKind.WAKE, 0)]) is None

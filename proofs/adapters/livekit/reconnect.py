@@ -39,6 +39,7 @@ from model import (
     Invariant,
     Move,
     MoveKind,
+    Pc,
     State,
     initial_state,
     step,
@@ -55,6 +56,7 @@ __all__ = [
     "run_reconnects",
     "settled",
     "shortest_with_drops",
+    "undriven",
     "window_moves",
 ]
 
@@ -325,3 +327,30 @@ def released_reconnect(variant: str, scenario: Scenario, environment: Environmen
         drop_window=released.drop_window,
     )
     return Config(VARIANTS_BY_NAME[variant], scenario, environment, release_sites(), shape=shape)
+
+
+def undriven(config: Config, moves: Iterable[Move]) -> str | None:
+    """Why the replay cannot give the real plugin `moves` in their order, or None.
+
+    A generation ended by a done event or by a reconnect lets its push run in the
+    same loop turn (the real task is ready, and the harness runs the loop until every
+    task is blocked), so a trace that puts any other move between the end and that
+    push's `wake` is one the real code never takes: it runs the push first. (A trace
+    that ends there is drivable: the drain runs the push after it.)
+    """
+    state = initial_state(config)
+    moves = tuple(moves)
+    for position, move in enumerate(moves):
+        state = step(state, config, move)
+        ended = [index for index, task in enumerate(state.tasks) if task.pc is Pc.ENDED]
+        following = moves[position + 1] if position + 1 < len(moves) else None
+        for index in ended:
+            if following is not None and (following.kind, following.task) != (
+                MoveKind.WAKE,
+                index,
+            ):
+                return (
+                    f"the real T{index} pushes as its generation ends ({move.label()}),"
+                    f" before {following.label()}"
+                )
+    return None
