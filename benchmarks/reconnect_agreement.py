@@ -6,9 +6,11 @@ released reconnect (`openai-reconnect`) and the installed release's variant
 and the shortest one with exactly one dropped connection
 (`reconnect.shortest_with_drops`), replays each through the lockstep plugin
 adapter over the gated server (`proofs.adapters.livekit.reconnect`), and prints
-whether the real code loses the same item under the same invariant. Then, per
-scenario, a push in OpenAI's drop window: the server the model ends with (with
-the released `drop_window = unrecorded` and with `lost`) beside the plugin's.
+whether the real code loses the same item under the same invariant; a trace the
+replay cannot give in its order (`reconnect.undriven`) is printed as not driven.
+Then, per scenario, a push in OpenAI's drop window: the server the model ends with
+(with the released `drop_window = unrecorded` and with `lost`), settled as the
+replay's drain settles the real run (`reconnect.settled`), beside the plugin's.
 
     python benchmarks/reconnect_agreement.py [--runs N] [--variant V]
     PYTHONPATH=.cache/livekit/1.8.8 python benchmarks/reconnect_agreement.py --variant unlocked
