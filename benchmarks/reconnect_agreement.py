@@ -6,9 +6,11 @@ released reconnect (`openai-reconnect`) and the installed release's variant
 and the shortest one with exactly one dropped connection
 (`reconnect.shortest_with_drops`), replays each through the lockstep plugin
 adapter over the gated server (`proofs.adapters.livekit.reconnect`), and prints
-whether the real code loses the same item under the same invariant. Then, per
-scenario, a push in OpenAI's drop window: the server the model ends with (with
-the released `drop_window = unrecorded` and with `lost`) beside the plugin's.
+whether the real code loses the same item under the same invariant; a trace the
+replay cannot give in its order (`reconnect.undriven`) is printed as not driven.
+Then, per scenario, a push in OpenAI's drop window: the server the model ends with
+(with the released `drop_window = unrecorded` and with `lost`), settled as the
+replay's drain settles the real run (`reconnect.settled`), beside the plugin's.
 
     python benchmarks/reconnect_agreement.py [--runs N] [--variant V]
     PYTHONPATH=.cache/livekit/1.8.8 python benchmarks/reconnect_agreement.py --variant unlocked
@@ -29,23 +31,21 @@ import attrs
 
 from model import (
     SCENARIOS,
-    SHAPES_BY_NAME,
-    VARIANTS_BY_NAME,
-    Config,
     DropWindow,
     Environment,
     Invariant,
-    Move,
-    MoveKind,
-    SessionShape,
-    Site,
-    State,
     check,
     initial_state,
     step,
-    successors,
 )
-from proofs.adapters.livekit.reconnect import run_reconnects, shortest_with_drops
+from proofs.adapters.livekit.reconnect import (
+    released_reconnect,
+    run_reconnects,
+    settled,
+    shortest_with_drops,
+    undriven,
+    window_moves,
+)
 from proofs.engines.explore import explore
 from proofs.errors import UnsupportedConfig
 
@@ -58,66 +58,26 @@ def _real_items(outcome: object, invariant: Invariant) -> tuple[str, ...]:
     return (*outcome.lost, *outcome.recreated)  # type: ignore[attr-defined]
 
 
-def _settled(state: State, config: Config) -> State:
-    """The model's state once every op and event in flight has been delivered."""
-    while True:
-        moves = [
-            (move, after)
-            for move, after in successors(state, config)
-            if move.kind in (MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
-        ]
-        if not moves:
-            return state
-        state = moves[0][1]
-
-
-def _released(variant: str) -> tuple[SessionShape, tuple[Site, ...]]:
-    """The release's model with its reconnect: `openai-reconnect` with the facts of
-    the release's session (`check.release_shape`), over the release's site records
-    (`check.release_sites`: the speech turn, tool outputs after their calls, a
-    cleanup that leaves the local context alone)."""
-    from proofs.adapters.livekit.check import release_shape, release_sites
-
-    released = release_shape(variant)
-    shape = attrs.evolve(
-        SHAPES_BY_NAME["openai-reconnect"],
-        remote_item_added=released.remote_item_added,
-        local_tail=released.local_tail,
-        interruption_end=released.interruption_end,
-        drop_window=released.drop_window,
-    )
-    return shape, release_sites()
-
-
 def _window_rows(variant: str, runs: int, seconds: list[float]) -> None:
     """For each scenario, its first push in OpenAI's drop window
     (`disconnect; call; disconnect; connect`): the server the model ends with against
     the plugin's, with the released `unrecorded` and with `lost` (recorded, re-sent)."""
-    shape, sites = _released(variant)
     print()
     print("| scenario | trace | model's server (unrecorded) | (lost) | real server | agrees |")
     print("| --- | --- | --- | --- | --- | --- |")
     for scenario in SCENARIOS:
-        config = Config(
-            VARIANTS_BY_NAME[variant],
-            scenario,
-            Environment(reconnects=True),
-            extra_sites=sites,
-            shape=shape,
-        )
-        state = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
-        calls = [move for move, _ in successors(state, config) if move.kind is MoveKind.CALL]
-        if not calls:
+        config = released_reconnect(variant, scenario, Environment(reconnects=True))
+        window = window_moves(config)
+        if window is None:
             continue
-        moves = [Move(MoveKind.DISCONNECT), calls[0], Move(MoveKind.DISCONNECT)]
-        moves.append(Move(MoveKind.CONNECT))
+        moves = list(window)
         servers = []
         for value in (DropWindow.UNRECORDED, DropWindow.LOST):
-            model = attrs.evolve(config, shape=attrs.evolve(shape, drop_window=value))
+            model = attrs.evolve(config, shape=attrs.evolve(config.shape, drop_window=value))
             state = initial_state(model)
             for move in moves:
                 state = step(state, model, move)
-            servers.append(_settled(state, model).server)
+            servers.append(settled(state, model).server)
         trace = "; ".join(move.label() for move in moves)
         try:
             for _ in range(runs):
@@ -141,7 +101,6 @@ def main() -> None:
         help="the installed release's variant: lock5 for 1.8.9, unlocked for 1.8.8",
     )
     args = parser.parse_args()
-    shape, sites = _released(args.variant)
     env = Environment(reconnects=True)
     from proofs.adapters.livekit.releases import installed_version
 
@@ -151,7 +110,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     seconds: list[float] = []
     for scenario in SCENARIOS:
-        config = Config(VARIANTS_BY_NAME[args.variant], scenario, env, sites, shape=shape)
+        config = released_reconnect(args.variant, scenario, env)
         found = explore(config, INVARIANTS)
         for finding in found.findings:
             traces = {}
@@ -166,6 +125,14 @@ def main() -> None:
                     state = step(state, config, move)
                 violation = check(state, config, finding.invariant)
                 item = "-" if violation is None else violation.item
+                reason = undriven(config, moves)
+                if reason is not None:
+                    print(
+                        f"| {scenario.name} | {finding.invariant.value} | {kind} ({len(moves)}"
+                        f" moves) | {item} | not driven: {reason} | n/a |",
+                        flush=True,
+                    )
+                    continue
                 try:
                     for _ in range(args.runs):
                         start = time.perf_counter()

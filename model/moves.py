@@ -31,6 +31,7 @@ from model.shapes import (
     LocalTail,
     MirrorUpdate,
     ModelItems,
+    OpenMessages,
     OrphanOutputs,
     Rebuilds,
     ReconnectLock,
@@ -652,6 +653,9 @@ def _connect(state: State, config: Config) -> State:
     mirror = state.mirror if state.kept is None else state.kept
     if shape.rebuilds is Rebuilds.NO_FUNCTION_ITEMS:
         mirror = tuple(item for item in mirror if not _function_item(config, item))
+    if shape.open_messages is OpenMessages.LEFT_OUT:
+        unended = _unended_messages(state, config)
+        mirror = tuple(item for item in mirror if item not in unended)
     if shape.window_rebuild is WindowRebuild.UNQUEUED_THEN_QUEUE:
         # what the drop window queued goes once, behind the rebuild
         queued = {op.item for op in state.to_server if op.kind is OpKind.CREATE}
@@ -710,6 +714,18 @@ def _end_interrupted(state: State) -> State:
         tasks=tuple(
             evolve(task, pc=Pc.ENDED) if task.pc is Pc.WAIT_DONE else task for task in state.tasks
         ),
+    )
+
+
+def _unended_messages(state: State, config: Config) -> frozenset[str]:
+    """The messages of a generation that has not ended: the never-played items of each
+    call still waiting for the done event that answers its cancel."""
+    return frozenset(
+        item
+        for index, task in enumerate(state.tasks)
+        if task.pc is Pc.WAIT_DONE
+        for item in config.call(index).drops
+        if not _function_item(config, item)
     )
 
 

@@ -2385,3 +2385,36 @@ SHAPE_FAILURES += tuple(
     )
     for scenario in scenarios
 )
+
+
+# -- `openai-reconnect` under `reconnects` in the two later scenarios and invariant 5:
+# found by the explorer over every agent variant and catalog scenario; not replayed on
+# the real plugin (the agreement benchmark replays the release's records instead)
+
+_WHY_REBUILD_IN_FLIGHT = (
+    "the push that removes the item diffs while the rebuild's added event for it is on"
+    " its way: the mirror lacks it, so no delete is sent, and the rebuilt item stays"
+)
+_EVERY_LOCKING = ("unlocked", "lock3", "lock5", "lock5-hoisted")
+SHAPE_FAILURES += tuple(
+    (variant, scenario, invariant, ("reconnects",), "openai-reconnect", why, "model only")
+    for variant, scenario, invariant, why in (
+        *(
+            (v, "cleanup-during-spoken", "no-unintended-delete", _WHY_EMPTY_SNAPSHOT)
+            for v in _EVERY_LOCKING
+        ),
+        *(
+            (v, "trim-tool-output", "no-unintended-delete", _WHY_EMPTY_SNAPSHOT)
+            for v in ("unlocked", "lock3")
+        ),
+        *((v, "trim-tool-output", "agreement-at-rest", _WHY_SECOND_DROP) for v in _EVERY_LOCKING),
+        *(
+            (v, "trim-tool-output", "removed-at-rest", _WHY_REBUILD_IN_FLIGHT)
+            for v in _EVERY_LOCKING
+        ),
+        *(
+            (v, "cleanup-during-tool-push", "removed-at-rest", _WHY_REBUILD_IN_FLIGHT)
+            for v in ("lock5", "lock5-hoisted")
+        ),
+    )
+)

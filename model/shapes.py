@@ -161,6 +161,20 @@ class Rebuilds(enum.Enum):
     NO_FUNCTION_ITEMS = "no-function-items"
 
 
+class OpenMessages(enum.Enum):
+    """Whether a rebuild puts back the messages of a generation that has not ended:
+    an interrupted call still waiting for its done event (`InterruptionEnd`), whose
+    never-played items (`Call.drops`) are in the mirror (read only under `reconnects`).
+    """
+
+    #: Sent again like every other mirror item.
+    REBUILT = "rebuilt"
+    #: Left out: the mirror holds them with no content until the done event fills it,
+    #: and the rebuild copies the mirror without empty messages, so they are on
+    #: neither the new server nor the new mirror (function calls are rebuilt).
+    LEFT_OUT = "left-out"
+
+
 class OrphanOutputs(enum.Enum):
     """What happens to a function output pushed while its function call is not there.
 
@@ -301,6 +315,8 @@ class SessionShape:
     reconnect_mirror: ReconnectMirror = ReconnectMirror.AT_ONCE
     reconnect_lock: ReconnectLock = ReconnectLock.NONE
     rebuilds: Rebuilds = Rebuilds.EVERYTHING
+    #: Whether the rebuild puts back a generation's messages before it ends.
+    open_messages: OpenMessages = OpenMessages.REBUILT
     #: What a push does between the drop and the session giving the connection up.
     drop_window: DropWindow = DropWindow.NONE
     #: What the rebuild sends when ops queued in the drop window wait behind it.
@@ -468,6 +484,9 @@ OPENAI_RECONNECT = attrs.evolve(
     # task takes a push's events off the channel; send_str fails on the closed socket,
     # the error is logged (:1170) and the event is not recorded (:1164-1165)
     drop_window=DropWindow.UNRECORDED,
+    # `conversation.item.added` brings a generated message with no content, and only
+    # `response.done` fills it (:2309-2313); the rebuild excludes empty messages (:1006)
+    open_messages=OpenMessages.LEFT_OUT,
 )
 
 #: Every shape by name: the catalog's, and the released reconnect's record.

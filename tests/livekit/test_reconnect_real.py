@@ -4,6 +4,7 @@ over the gated server (`proofs.adapters.livekit.reconnect`)."""
 from __future__ import annotations
 
 import logging
+from collections import deque
 from typing import Any
 
 import attrs
@@ -19,10 +20,13 @@ from model import (
     Invariant,
     Move,
     MoveKind,
+    Pc,
     check,
     initial_state,
     step,
+    successors,
 )
+from model.shapes import OpenMessages
 
 RECONNECTS = Environment(reconnects=True)
 #: Two drops, each brought back; under the released record a drop is two moves (the
@@ -131,3 +135,141 @@ def test_a_push_in_the_drop_window_is_lost_and_its_create_never_sent_again(
     for move in moves:
         state = step(state, resent, move)
     assert [op.item for op in state.to_server] == ["out1"]
+
+
+# -- a push inside the drop window whose call interrupts a generation ---------------------
+
+#: The window rows of `benchmarks/reconnect_agreement.py` whose first call interrupts
+#: a generation: its cancel goes into the dead socket and the reconnect ends it.
+INTERRUPTING = ("cleanup-during-tool-push", "cleanup-during-spoken", "trim-tool-output")
+
+
+@attrs.frozen
+class _WindowRun:
+    config: Config
+    #: Content of every message in the real mirror just before `connect`, by item id.
+    contents: dict[str, list[Any]]
+    #: The `previous_item_id` of every create the new connection received, by item id.
+    anchors: dict[str, str | None]
+    outcome: Any
+
+
+def _window_run(reconnect: Any, name: str) -> _WindowRun:
+    config = reconnect.released_reconnect("lock5", SCENARIOS_BY_NAME[name], RECONNECTS)
+    moves = reconnect.window_moves(config)
+    session = reconnect._Follow(config, reconnect.ReconnectAdapter)
+    try:
+        for move in moves[:-1]:
+            session.give(move)
+        mirror = session.adapter.rt._remote_chat_ctx.to_chat_ctx().items
+        contents = {item.id: list(item.content) for item in mirror if item.type == "message"}
+        session.give(moves[-1])
+        latest = session.adapter.connections()[-1]
+        received: list[dict[str, Any]] = []
+        latest.to_server = _Recording(latest.to_server, received)
+        session.drain(session.adapter.in_flight)
+        outcome = reconnect._outcome(session, None)
+    finally:
+        session.close()
+    names = session.adapter.names
+    anchors = {
+        names.get(event["item"]["id"], event["item"]["id"]): event.get("previous_item_id")
+        for event in received
+        if event.get("type") == "conversation.item.create"
+    }
+    return _WindowRun(config, contents, anchors, outcome)
+
+
+class _Recording(deque):  # type: ignore[type-arg]
+    """The connection's FIFO of client events, keeping a copy of each one taken off."""
+
+    def __init__(self, queued: deque, log: list[dict[str, Any]]) -> None:  # type: ignore[type-arg]
+        super().__init__(queued)
+        self._log = log
+        self._log.extend(queued)
+
+    def append(self, event: Any) -> None:
+        self._log.append(event)
+        super().append(event)
+
+
+@pytest.fixture(scope="module")
+def window_runs(reconnect: Any) -> dict[str, _WindowRun]:
+    return {name: _window_run(reconnect, name) for name in INTERRUPTING}
+
+
+def _model_server(reconnect: Any, config: Config) -> tuple[str, ...]:
+    state = initial_state(config)
+    for move in reconnect.window_moves(config):
+        state = step(state, config, move)
+    return tuple(reconnect.settled(state, config).server)
+
+
+@pytest.mark.parametrize("scenario", INTERRUPTING)
+def test_a_call_interrupting_in_the_drop_window_ends_as_the_model_says(
+    reconnect: Any, window_runs: dict[str, _WindowRun], scenario: str
+) -> None:
+    run = window_runs[scenario]
+    assert run.outcome.stuck is None and run.outcome.connections == 2
+    assert run.outcome.server == _model_server(reconnect, run.config)
+
+
+@pytest.mark.parametrize("scenario", ["cleanup-during-tool-push", "cleanup-during-spoken"])
+def test_the_rebuild_leaves_out_the_message_of_the_generation_under_way(
+    reconnect: Any, window_runs: dict[str, _WindowRun], scenario: str
+) -> None:
+    """The fact that decides the cleanup rows: the never-played `asst1` has no content
+    in the mirror (only `response.done` fills it, and the cancel that would cause one
+    died with the socket), so the rebuild (`exclude_empty_message`) sends no create for
+    it. The model without that (`open_messages = rebuilt`) keeps asst1 on the server."""
+    run = window_runs[scenario]
+    assert run.contents["asst1"] == [] and run.contents["msg0"]
+    assert "asst1" not in run.anchors and run.outcome.server == ("msg0",)
+    rebuilt = attrs.evolve(run.config.shape, open_messages=OpenMessages.REBUILT)
+    assert _model_server(reconnect, attrs.evolve(run.config, shape=rebuilt)) == ("msg0", "asst1")
+
+
+def test_the_interrupted_tool_push_diffs_against_the_emptied_mirror(
+    reconnect: Any, window_runs: dict[str, _WindowRun]
+) -> None:
+    """The fact that decides the trim row: the reconnect ends the generation, and its
+    tool push runs at once, before any of the rebuild's added events reaches the
+    mirror, so it creates `out1` at the head (`root`). Settling the model with
+    deliveries alone (the benchmark before) never runs that push."""
+    run = window_runs["trim-tool-output"]
+    assert run.anchors["out1"] == "root" and run.outcome.server == ("out1", "msg0")
+    state = initial_state(run.config)
+    for move in reconnect.window_moves(run.config):
+        state = step(state, run.config, move)
+    deliveries = (MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
+    while moves := [
+        after for move, after in successors(state, run.config) if move.kind in deliveries
+    ]:
+        state = moves[0]
+    assert state.server == ("msg0",) and state.tasks[0].pc is Pc.ENDED
+
+
+def test_a_trace_with_a_move_between_a_generation_s_end_and_its_push_is_not_driven(
+    reconnect: Any,
+) -> None:
+    """The real interrupted tool push runs in the loop turn of the reconnect that ends
+    its generation, before the harness can give anything else: `undriven` says so of a
+    trace that calls the trim there (1.8.8's `unlocked` counterexamples of the trim)."""
+    config = reconnect.released_reconnect(
+        "lock5", SCENARIOS_BY_NAME["trim-tool-output"], RECONNECTS
+    )
+    moves = _moves("call T0;disconnect;disconnect;connect")
+    session = reconnect._Follow(config, reconnect.ReconnectAdapter)
+    try:
+        for move in moves:
+            session.give(move)
+        real = session.adapter.observe().local
+    finally:
+        session.close()
+    state = initial_state(config)
+    for move in moves:
+        state = step(state, config, move)
+    assert real == ("msg0", "out1") and state.local == ("msg0",)
+    assert state.tasks[0].pc is Pc.ENDED
+    assert reconnect.undriven(config, [*moves, Move(MoveKind.CALL, 1)]) is not None
+    assert reconnect.undriven(config, [*moves, Move(MoveKind.WAKE, 0)]) is None

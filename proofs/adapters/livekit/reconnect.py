@@ -27,13 +27,38 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
 from attrs import frozen
 
-from model import Config, DropWindow, Invariant, Move, MoveKind
+from model import (
+    SHAPES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    DropWindow,
+    Environment,
+    Invariant,
+    Move,
+    MoveKind,
+    Pc,
+    State,
+    initial_state,
+    step,
+    successors,
+)
+from model.scenarios import Scenario
 from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
 from proofs.adapters.livekit.replay import give_until_stuck, quiet_close
 
-__all__ = ["ReconnectAdapter", "ReconnectOutcome", "run_reconnects"]
+__all__ = [
+    "ReconnectAdapter",
+    "ReconnectOutcome",
+    "released_reconnect",
+    "run_reconnects",
+    "settled",
+    "shortest_with_drops",
+    "undriven",
+    "window_moves",
+]
 
 log = logging.getLogger("ackguard.livekit.reconnect")
 
@@ -230,7 +255,7 @@ def shortest_with_drops(
     """
     from collections import deque
 
-    from model import check, initial_state, successors
+    from model import check
 
     start = initial_state(config)
     seen = {(start, 0)}
@@ -249,4 +274,83 @@ def shortest_with_drops(
                 return None
             seen.add((after, count))
             queue.append((after, count, (*moves, move)))
+    return None
+
+
+#: The moves a replay's drain lets happen, first enabled first: the tasks' own steps,
+#: then the next op, then the next event (no call, timeout or drop).
+SETTLING = (MoveKind.WAKE, MoveKind.RESUME, MoveKind.SERVER_APPLY, MoveKind.CLIENT_APPLY)
+
+
+def settled(state: State, config: Config) -> State:
+    """The model's state once `run_reconnects`' drain is done with it.
+
+    The drain releases one op (else one event) at a time and runs the loop until
+    every task is blocked between two releases, so a task that can step does so
+    before the next delivery: an interrupted generation's push, for one, runs as soon
+    as the reconnect ends the generation, before any of the rebuild's added events
+    reaches the mirror.
+    """
+    while True:
+        moves: dict[MoveKind, State] = {}
+        for move, after in successors(state, config):
+            moves.setdefault(move.kind, after)
+        kind = next((kind for kind in SETTLING if kind in moves), None)
+        if kind is None:
+            return state
+        state = moves[kind]
+
+
+def window_moves(config: Config) -> tuple[Move, ...] | None:
+    """The scenario's first call made inside OpenAI's drop window:
+    `disconnect; call; disconnect; connect` (None when no call can start there)."""
+    state = step(initial_state(config), config, Move(MoveKind.DISCONNECT))
+    calls = [move for move, _ in successors(state, config) if move.kind is MoveKind.CALL]
+    if not calls:
+        return None
+    return (Move(MoveKind.DISCONNECT), calls[0], Move(MoveKind.DISCONNECT), Move(MoveKind.CONNECT))
+
+
+def released_reconnect(variant: str, scenario: Scenario, environment: Environment) -> Config:
+    """The release's model with its reconnect: `openai-reconnect` with the facts of
+    the release's session (`check.release_shape`), over the release's site records
+    (`check.release_sites`: the speech turn, tool outputs after their calls, a cleanup
+    that leaves the local context alone)."""
+    from proofs.adapters.livekit.check import release_shape, release_sites
+
+    released = release_shape(variant)
+    shape = attrs.evolve(
+        SHAPES_BY_NAME["openai-reconnect"],
+        remote_item_added=released.remote_item_added,
+        local_tail=released.local_tail,
+        interruption_end=released.interruption_end,
+        drop_window=released.drop_window,
+    )
+    return Config(VARIANTS_BY_NAME[variant], scenario, environment, release_sites(), shape=shape)
+
+
+def undriven(config: Config, moves: Iterable[Move]) -> str | None:
+    """Why the replay cannot give the real plugin `moves` in their order, or None.
+
+    A generation ended by a done event or by a reconnect lets its push run in the
+    same loop turn (the real task is ready, and the harness runs the loop until every
+    task is blocked), so a trace that puts any other move between the end and that
+    push's `wake` is one the real code never takes: it runs the push first. (A trace
+    that ends there is drivable: the drain runs the push after it.)
+    """
+    state = initial_state(config)
+    moves = tuple(moves)
+    for position, move in enumerate(moves):
+        state = step(state, config, move)
+        ended = [index for index, task in enumerate(state.tasks) if task.pc is Pc.ENDED]
+        following = moves[position + 1] if position + 1 < len(moves) else None
+        for index in ended:
+            if following is not None and (following.kind, following.task) != (
+                MoveKind.WAKE,
+                index,
+            ):
+                return (
+                    f"the real T{index} pushes as its generation ends ({move.label()}),"
+                    f" before {following.label()}"
+                )
     return None
