@@ -44,20 +44,38 @@ def scenarios(names: list[str] | None) -> list[Scenario]:
     return pick("scenario", names, SCENARIOS_BY_NAME)
 
 
+#: The shapes some variant goes with (`Variant.shapes`): what `--session` chooses
+#: from. A shape no variant goes with (the released reconnect, `openai-reconnect`) is
+#: a record the casebook and the livekit checks use, with no expectations per cell.
+PAIRED_SHAPES: dict[str, SessionShape] = {
+    name: shape
+    for name, shape in SHAPES_BY_NAME.items()
+    if any(name in variant.shapes for variant in VARIANTS_BY_NAME.values())
+}
+
+
 def add_session_argument(parser: argparse.ArgumentParser) -> None:
     """`--session NAME`, repeatable: the provider session shapes to check."""
     parser.add_argument(
         "--session",
         action="append",
         metavar="NAME",
-        help=f"repeatable: a provider session shape ({', '.join(SHAPES_BY_NAME)}); default: "
+        help=f"repeatable: a provider session shape ({', '.join(PAIRED_SHAPES)}); default: "
         "every shape each variant goes with",
     )
 
 
 def sessions(names: list[str] | None) -> list[SessionShape]:
-    """The named session shapes (UsageError, one line, for an unknown name), or all."""
-    return pick("session", names, SHAPES_BY_NAME)
+    """The named session shapes (UsageError, one line, for an unknown name or one no
+    variant goes with), or all."""
+    for name in names or ():
+        if name in SHAPES_BY_NAME and name not in PAIRED_SHAPES:
+            raise UsageError(
+                f"session {name!r} goes with no variant: it is a released shape the casebook "
+                f"(verify --case) and the livekit checks use; choose from: "
+                f"{', '.join(PAIRED_SHAPES)}"
+            )
+    return pick("session", names, PAIRED_SHAPES)
 
 
 def pairs(

@@ -249,3 +249,16 @@ def test_conform_and_explore_check_a_repeated_name_once(capsys: pytest.CaptureFi
     spellings = ["--environment", "timeouts+rejections", "--environment", "rejections+timeouts"]
     code, out, _ = _run(capsys, "explore", *argv, *spellings, "--json")
     assert code == 0 and len(json.loads(out)) == LOCK3_CELLS  # one environment
+
+
+@pytest.mark.parametrize("command", ["verify", "explore", "conform"])
+def test_a_session_no_variant_goes_with_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`openai-reconnect` is a shape record (the release's reconnect) that no variant
+    goes with: `--session` listed it and then refused it with "the others go with the
+    rest". Now the help leaves it out and the refusal says what it is for."""
+    code, out, err = _run(capsys, command, "--session", "openai-reconnect")
+    assert (code, out) == (2, "")
+    _one_line(err)
+    assert "'openai-reconnect' goes with no variant" in err and "three-way" in err
