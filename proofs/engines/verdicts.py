@@ -146,7 +146,8 @@ class FirstOrder:
     status: str
     #: The committed certificate it checked (`fol.certificate.key`), or "".
     certificate: str
-    #: The environment of the cell the job ran for (same variant and session shape).
+    #: The environment of the cell the job ran for (same variant and session shape);
+    #: "" when no job ran (a cell the engine does not model, or no certificate).
     checked_on: str
     seconds: float
 
@@ -300,6 +301,8 @@ class _Default:
         self.fol_first: dict[tuple[str, str], Environment] = {}
         self._fol_keys: dict[tuple[str, str], tuple[str, str]] = {}
         self._fol_asked: set[tuple[str, str]] = set()
+        #: Keys answered in this process, with no job: nothing to check or infer.
+        self._answered_here: set[tuple[str, str]] = set()
         if any(invariant in FOL_INVARIANTS for invariant in self.invariants):
             for variant in self.variants:
                 for environment in self.environments:
@@ -386,6 +389,7 @@ class _Default:
             if coverage(cell) or committed(cell) is None:
                 answer = fol_proof(*args)
                 self.proofs[fol_key] = Finished(fol_key, answer, False, answer.seconds)
+                self._answered_here.add(fol_key)
             else:
                 key = ("fol", fol_key[0], environment.name, fol_key[1])
                 pool.submit(key, fol_proof, args, self.timeout)
@@ -470,8 +474,12 @@ class _Default:
 
     def _first_order(self, fol_key: tuple[str, str], proof: Finished) -> FirstOrder:
         answer: FolAnswer = proof.value
+        ran = fol_key not in self._answered_here
         return FirstOrder(
-            answer.status, answer.certificate, self.fol_first[fol_key].name, proof.seconds
+            answer.status,
+            answer.certificate,
+            self.fol_first[fol_key].name if ran else "",
+            proof.seconds,
         )
 
     def _failing(self, base: CellVerdict, part: GroupPart) -> CellVerdict:

@@ -42,7 +42,7 @@ def first_order_lines(cells: Sequence[CellVerdict]) -> list[str]:
     jobs: dict[tuple[str, str, str], tuple[FirstOrder, list[str]]] = {}
     for cell in cells:
         job = cell.first_order
-        if job is None:
+        if job is None or not job.checked_on:
             continue
         _, columns = jobs.setdefault((cell.variant.name, cell.session, job.checked_on), (job, []))
         if cell.environment.name not in columns:
@@ -188,7 +188,7 @@ def _first_order_json(job: FirstOrder) -> dict[str, Any]:
     return {
         "status": job.status,
         "certificate": job.certificate or None,
-        "checked_on": job.checked_on,
+        "checked_on": job.checked_on or None,
         "seconds": round(job.seconds, 4),
     }
 

@@ -31,6 +31,8 @@ from proofs.adapters.impl import IMPLEMENTED_SHAPES
 from proofs.adapters.registry import adapter_factory
 from proofs.engines.compact import unsupported
 from proofs.engines.explore import explore
+from proofs.engines.fol import Cell
+from proofs.engines.fol.certificate import committed, key
 from proofs.engines.smt.encoding import UNENCODED
 from proofs.engines.trace import replay
 from proofs.engines.verdicts import (
@@ -38,11 +40,13 @@ from proofs.engines.verdicts import (
     METHOD_BMC,
     PROVED,
     CellVerdict,
+    catalog_sites,
     replay_in,
     run,
 )
 from proofs.report.pages import PAGE, render_variants
 from proofs.report.verify import cell_json
+from tests.proofs.test_output_schemas import _errors
 
 #: The cross-check's part of the catalog: proofs, counterexamples at depths 3 to 11 of
 #: both invariants, the model's own items, timeouts, and two variants that are the same
@@ -136,6 +140,43 @@ def test_a_proof_says_its_scope_and_every_size_only_from_the_first_order_engine(
             assert cell.method == "explore" and "every number" not in cell.scope
             assert cell.scope.startswith("the catalog's scenarios: 3 calls at most")
             assert cell.reason  # why not every size
+
+
+#: three-way's columns of invariant 1 with a committed certificate (reconnects and
+#: stale-anchors are inert for its session and share base's), and the ones that check it.
+CERTIFIED = ("base", "stale-copies", "timeouts", "rejections", "reconnects", "stale-anchors")
+CHECKED = ("base", "stale-copies", "timeouts", "rejections")
+
+
+def test_the_default_run_proves_three_way_for_every_size_from_its_certificates(
+    cells: list[CellVerdict],
+) -> None:
+    """Issue 13's "ackguard verify runs this by default": with no options, the committed
+    certificates are checked (each once per first-order system) and three-way's cells of
+    invariant 1 are proved for every number of calls and items; every proof for every
+    size is a certificate that checked, and every holding cell of invariant 1 that is
+    not one says why."""
+    first = Invariant.NO_UNINTENDED_DELETE
+    three_way = {
+        c.environment.name: c
+        for c in cells
+        if c.variant.name == "three-way" and c.invariant is first
+    }
+    assert {name for name in CERTIFIED if three_way[name].bound == "every size"} == set(CERTIFIED)
+    for cell in cells:
+        job = cell.first_order
+        if cell.bound == "every size":
+            assert job is not None and job.status == PROVED and job.certificate
+            fol_cell = Cell(cell.variant, catalog_sites(SCENARIOS), cell.environment)
+            assert job.certificate == key(fol_cell) and committed(fol_cell) is not None
+        elif cell.invariant is first and cell.verdict == PROVED:
+            assert cell.reason.startswith("the first-order engine"), cell.reason
+    checked = {c.first_order.checked_on for c in three_way.values() if c.first_order is not None}
+    assert checked - {""} == set(CHECKED)
+    for name in ("reconnects", "stale-anchors"):
+        job = three_way[name].first_order
+        assert job is not None and job.checked_on == "base"
+    assert not _errors("verify", [cell_json(c) for c in three_way.values()])
 
 
 def test_the_variants_page_is_what_verify_produces_now(cells: list[CellVerdict]) -> None:
