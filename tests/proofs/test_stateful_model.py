@@ -9,10 +9,19 @@ from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Environment
 from model.environment import ALL
 from proofs.engines.stateful import model_machine
 
-#: Budget for a cell expected to hold: 60 runs of up to 25 moves each (the
-#: longest counterexample in the catalog is 12 moves).
+#: Budget for a cell expected to hold: 12 runs of up to 25 moves each (the
+#: longest counterexample in the catalog is 12 moves). Every cell held here is also
+#: explored exhaustively, every reachable state checked against every invariant:
+#: tests/proofs/test_z3_catalog.py (`test_every_verdict_is_the_catalogs_expectation`)
+#: settles each (variant, scenario) in each environment column, `all` included, on
+#: the readable model's own `successors` where a reconnect is on (three-way under
+#: `all`, as here) and on the compact encoding elsewhere, which
+#: tests/proofs/test_explore_compact.py shows has the readable model's graph. So a
+#: random walk here adds no state those miss; it stays as the check that the
+#: Hypothesis machine runs the holding cells (the failing ones below keep their
+#: budget: there Hypothesis must find and shrink a bug on its own). It was 60.
 HOLD_SETTINGS = settings(
-    max_examples=60,
+    max_examples=12,
     stateful_step_count=25,
     derandomize=True,
     deadline=None,

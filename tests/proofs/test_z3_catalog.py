@@ -256,26 +256,33 @@ def test_bmc_checks_variants_that_are_the_same_model_once(cross: list[CellVerdic
                 assert not theirs.same_model_as
 
 
-def test_a_shared_bmc_verdict_is_the_one_its_own_check_finds() -> None:
-    variants = [VARIANTS_BY_NAME["lock3"], VARIANTS_BY_NAME["lock5"]]
-    scenarios = [SCENARIOS_BY_NAME["overlapping-push"]]
+def test_a_shared_bmc_verdict_is_the_one_its_own_check_finds(cross: list[CellVerdict]) -> None:
+    """In `cross` (sharing on) lock5 takes lock3's check on overlapping-push; checked on
+    its own (sharing off) it finds the same verdicts, depths and traces there."""
+    lock5 = VARIANTS_BY_NAME["lock5"]
+    scenario = SCENARIOS_BY_NAME["overlapping-push"]
     environments = [ENVIRONMENTS_BY_NAME["base"], ENVIRONMENTS_BY_NAME["timeouts"]]
 
-    def verdicts(share: bool) -> dict[object, tuple[object, ...]]:
-        found = run(variants, scenarios, environments, method=METHOD_BMC, share=share)
+    def verdicts(cells: list[CellVerdict]) -> dict[object, tuple[object, ...]]:
         return {
-            (c.variant.name, c.invariant, c.environment, s.scenario): (
+            (c.invariant, c.environment, s.scenario): (
                 s.verdict,
                 s.depth,
-                None if c.witness is None or c.witness.trace is None else c.witness.trace.moves,
+                None
+                if c.witness is None or c.witness.trace is None or c.scenario != scenario.name
+                else c.witness.trace.moves,
                 s.same_model_as,
             )
-            for c in found
+            for c in cells
+            if c.variant.name == lock5.name and c.environment in environments
             for s in c.scenarios
+            if s.scenario == scenario.name
         }
 
-    alone, shared = verdicts(share=False), verdicts(share=True)
+    alone = verdicts(run([lock5], [scenario], environments, method=METHOD_BMC, share=False))
+    shared = verdicts(cross)
+    # 2 environments x every invariant
+    assert len(alone) == len(shared) == 2 * len(Invariant)
     assert {k: v[:3] for k, v in alone.items()} == {k: v[:3] for k, v in shared.items()}
     assert {v[3] for v in alone.values()} == {""}
-    # 2 environments x every invariant
-    assert sum(v[3] == "lock3" for v in shared.values()) == 2 * len(Invariant)
+    assert {v[3] for v in shared.values()} == {"lock3"}
