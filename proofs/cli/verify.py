@@ -82,7 +82,7 @@ def _seconds(text: str) -> float:
 
 
 def _fol_seconds(text: str) -> float:
-    """Seconds as `--timeout` takes them, or 0: do not ask the first-order engine."""
+    """Seconds as `--timeout` takes them, or 0: committed certificates only."""
     try:
         if float(text) == 0:
             return 0.0
@@ -100,10 +100,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "scenarios. The explorer settles the scenarios exactly: a failing cell gets the "
             "counterexample with the fewest calls, then the shortest, replayed through the "
             "model and ackguard's implementation. A holding cell is proved by z3's "
-            "first-order engine for every number of calls and items where that engine "
-            "proves it, and otherwise keeps the explorer's proof for the scenarios and "
-            "small mixes of calls; the scope column says which. --method bmc and "
-            "--method invariant run the per-scenario z3 engines instead.",
+            "first-order engine for every number of calls and items where a committed "
+            "certificate of that engine still checks (by default it is asked for nothing "
+            "else: --fol-seconds N lets it infer too), and otherwise keeps the explorer's "
+            "proof for the scenarios and small mixes of calls; the scope column says "
+            "which. --method bmc and --method invariant run the per-scenario z3 engines "
+            "instead.",
             width=78,
         ),
         epilog=_EXAMPLE,
@@ -161,9 +163,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_fol_seconds,
         default=DEFAULT_FOL_SECONDS,
         metavar="SECONDS",
-        help=f"wall seconds each first-order proof may take (default {DEFAULT_FOL_SECONDS:g}); "
-        "past it a cell keeps the explorer's bounded proof and says so; 0 asks that engine "
-        "nothing",
+        help="wall seconds each first-order proof may take, inference included; past it a "
+        "cell keeps the explorer's bounded proof and says so (default "
+        f"{DEFAULT_FOL_SECONDS:g}: only check the committed certificates, each once, "
+        "beside the explorer; a cell without one keeps its bounded proof)",
     )
     parser.add_argument(
         "--jobs",

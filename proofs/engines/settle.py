@@ -201,6 +201,8 @@ class FolAnswer:
     #: A counterexample it found (a mix of calls, by the explorer), when it fails.
     scenario: Scenario | None = None
     trace: Trace | None = None
+    #: The committed certificate whose check it ran (`fol.certificate.key`), or "".
+    certificate: str = ""
 
 
 def fol_proof(
@@ -208,13 +210,18 @@ def fol_proof(
     sites: tuple[Site, ...],
     environment: Environment,
     seconds: float | None = None,
+    certified_only: bool = False,
 ) -> FolAnswer:
     """`fol.prove` on the cell of these sites (under the variant's session shape), within
-    `seconds` of wall time: proved, unknown or fails, and why."""
+    `seconds` of wall time: proved, unknown or fails, and why. `certified_only`: the check
+    of the cell's committed certificate and nothing else (no sampling, no inference), so
+    a cell without one is unknown at once."""
     from proofs.engines import fol
+    from proofs.engines.fol.certificate import key
 
     started = time.perf_counter()
-    outcome = fol.prove(fol.Cell(variant, sites, environment), seconds_limit=seconds)
+    cell = fol.Cell(variant, sites, environment)
+    outcome = fol.prove(cell, seconds_limit=seconds, certified_only=certified_only)
     scenario = None
     trace = None
     if outcome.counterexample is not None:
@@ -229,4 +236,5 @@ def fol_proof(
         time.perf_counter() - started,
         scenario,
         trace,
+        key(cell) if "certificate" in outcome.seconds else "",
     )

@@ -8,7 +8,12 @@ what it is best at:
    (mixes of fewer calls than the catalog's are searched first), replayed through
    `model/` and, given an adapter factory, through the implementation;
 2. a holding cell that the first-order engine proves (`FOL_INVARIANTS`) gets
-   `fol.prove`: "every number of calls of sites {...} and every number of items";
+   `fol.prove`: "every number of calls of sites {...} and every number of items". By
+   default that is only the check of a committed certificate, submitted when the run
+   starts so it overlaps the explorer, once per first-order system (`_fol_key`: cells
+   that differ only in options the engine leaves out share one check); with
+   `fol_seconds` above 0, inference too, within that many seconds, once the explorer
+   holds the cell;
 3. otherwise, or when that engine answers unknown or runs out of time, the cell keeps
    the explorer's bounded proof and its scope says how far that goes.
 
@@ -70,10 +75,10 @@ FOL_INVARIANTS: frozenset[Invariant] = frozenset({Invariant.NO_UNINTENDED_DELETE
 DEFAULT_TIMEOUT = 600.0
 #: Wall seconds each first-order proof may take (`fol.prove(seconds_limit=)`; its
 #: worker is stopped a little after): past it, the cell keeps the explorer's bounded
-#: proof and says why. 0 asks the first-order engine nothing, which is the default
-#: while it proves none of the catalog's cells (every site of a variant) within a
-#: minute: with 10 s a proof, `verify` took 73 s instead of 25 s and proved no cell
-#: for every size (docs/proofs.md, "Methods").
+#: proof and says why. 0, the default, asks that engine only to check the committed
+#: certificates (`fol.prove(certified_only=True)`, seconds a cell): inference proves
+#: none of the catalog's other cells within a minute, and would add its limit to each
+#: (docs/proofs.md, "Methods").
 DEFAULT_FOL_SECONDS = 0.0
 #: What a worker is given beyond the proof's own limit before it is stopped.
 _FOL_GRACE = 5.0
@@ -133,6 +138,21 @@ class Witness:
 
 
 @frozen
+class FirstOrder:
+    """What the first-order engine's job said, and which cell it ran for: cells of one
+    first-order system (`_fol_key`) share one job, so a proof can rest on another
+    column's check, and says so."""
+
+    status: str
+    #: The committed certificate it checked (`fol.certificate.key`), or "".
+    certificate: str
+    #: The environment of the cell the job ran for (same variant and session shape);
+    #: "" when no job ran (a cell the engine does not model, or no certificate).
+    checked_on: str
+    seconds: float
+
+
+@frozen
 class CellVerdict:
     """One row of the verdict table."""
 
@@ -153,6 +173,8 @@ class CellVerdict:
     reason: str = ""
     #: False for a cell Ctrl-C stopped before its verdict.
     complete: bool = True
+    #: The first-order job the cell's verdict may rest on, or None when none ran.
+    first_order: FirstOrder | None = None
 
     @property
     def expected(self) -> str:
@@ -272,9 +294,33 @@ class _Default:
         self.impl = impl
         self.sites = catalog_sites(scenarios)
         self.groups: dict[tuple[str, str], Finished] = {}
-        #: By (variant, environment) and, for proofs, the invariant's name too.
-        self.proofs: dict[tuple[str, str, str], Finished] = {}
+        #: First-order answers by `_fol_key`, one per first-order system.
+        self.proofs: dict[tuple[str, str], Finished] = {}
         self.replayed: dict[Hashable, str] = {}
+        #: Per `_fol_key`, the environment the one job for it runs with (the first).
+        self.fol_first: dict[tuple[str, str], Environment] = {}
+        self._fol_keys: dict[tuple[str, str], tuple[str, str]] = {}
+        self._fol_asked: set[tuple[str, str]] = set()
+        #: Keys answered in this process, with no job: nothing to check or infer.
+        self._answered_here: set[tuple[str, str]] = set()
+        if any(invariant in FOL_INVARIANTS for invariant in self.invariants):
+            for variant in self.variants:
+                for environment in self.environments:
+                    self.fol_first.setdefault(self._fol_key(variant, environment), environment)
+
+    def _fol_key(self, variant: Variant, environment: Environment) -> tuple[str, str]:
+        """The cell's first-order system: its variant and session shape, and its
+        certificate's key (`fol.certificate.key`: the sites, and the options the
+        first-order actions read). Cells with one key are one query to that engine, so
+        it is asked once and every such cell takes the answer."""
+        found = self._fol_keys.get((_key(variant), environment.name))
+        if found is None:
+            from proofs.engines.fol import Cell
+            from proofs.engines.fol.certificate import key
+
+            found = (_key(variant), key(Cell(variant, self.sites, environment)))
+            self._fol_keys[(_key(variant), environment.name)] = found
+        return found
 
     def _compact(self, variant: Variant, environment: Environment) -> bool:
         """Whether the compact explorer covers this configuration. The mixes of calls are
@@ -299,6 +345,8 @@ class _Default:
 
     def run(self, jobs: int, progress: Progress | None) -> list[CellVerdict]:
         pool = Jobs(jobs, preload=["proofs.engines.settle", "proofs.engines.fol"])
+        if not self.fol_seconds:
+            self._ask_certificates(pool)
         for variant in self.variants:
             for environment in self.environments:
                 args = (
@@ -314,26 +362,53 @@ class _Default:
         try:
             for finished in pool.results():
                 done: tuple[str, str, str, str] = finished.key  # type: ignore[assignment]
-                kind, variant_name, env_name, invariant = done
+                kind, variant_name, env_name, certificate = done
                 if kind == "explore":
                     self.groups[(variant_name, env_name)] = finished
                     self._ask_fol(pool, finished)
                 else:
-                    self.proofs[(variant_name, env_name, invariant)] = finished
+                    self.proofs[(variant_name, certificate)] = finished
                 if progress is not None:
                     progress(pool.finished, pool.submitted, "jobs done (explorer groups, proofs)")
         except KeyboardInterrupt:
             raise Interrupted(self.cells()) from None
         return self.cells()
 
+    def _ask_certificates(self, pool: Jobs) -> None:
+        """The default: one certificate check per first-order system, submitted before
+        the explorer groups (it needs none of their answers, so the two overlap on the
+        workers). A cell the engine does not model, or with no committed certificate,
+        is answered here at once, in this process: nothing would run."""
+        from proofs.engines.fol import Cell, coverage
+        from proofs.engines.fol.certificate import committed
+
+        for fol_key, environment in self.fol_first.items():
+            variant = next(v for v in self.variants if _key(v) == fol_key[0])
+            args = (variant, self.sites, environment, None, True)
+            cell = Cell(variant, self.sites, environment)
+            if coverage(cell) or committed(cell) is None:
+                answer = fol_proof(*args)
+                self.proofs[fol_key] = Finished(fol_key, answer, False, answer.seconds)
+                self._answered_here.add(fol_key)
+            else:
+                key = ("fol", fol_key[0], environment.name, fol_key[1])
+                pool.submit(key, fol_proof, args, self.timeout)
+
     def _ask_fol(self, pool: Jobs, finished: Finished) -> None:
-        if finished.timed_out:
+        """With `fol_seconds` above 0: a proof with inference, once per first-order
+        system, when the explorer first holds one of its cells."""
+        if finished.timed_out or not self.fol_seconds:
             return
         group: GroupResult = finished.value
         for part in group.parts:
-            if part.witness is None and part.invariant in FOL_INVARIANTS and self.fol_seconds:
-                key = ("fol", _key(group.variant), group.environment.name, part.invariant.value)
-                args = (group.variant, self.sites, group.environment, self.fol_seconds)
+            if part.witness is None and part.invariant in FOL_INVARIANTS:
+                fol_key = self._fol_key(group.variant, group.environment)
+                if fol_key in self._fol_asked:
+                    continue
+                self._fol_asked.add(fol_key)
+                environment = self.fol_first[fol_key]
+                key = ("fol", fol_key[0], environment.name, fol_key[1])
+                args = (group.variant, self.sites, environment, self.fol_seconds)
                 pool.submit(key, fol_proof, args, min(self.timeout, self.fol_seconds + _FOL_GRACE))
 
     def cells(self) -> list[CellVerdict]:
@@ -363,31 +438,49 @@ class _Default:
         part = group.part(invariant)
         checks = tuple(_check(run) for run in part.scenarios)
         base = evolve(blank, complete=True, scenarios=checks, seconds=group.seconds)
+        proof = None
+        if invariant in FOL_INVARIANTS:
+            fol_key = self._fol_key(variant, environment)
+            proof = self.proofs.get(fol_key)
+            if proof is not None and not proof.timed_out:
+                base = evolve(base, first_order=self._first_order(fol_key, proof))
         if part.witness is not None:
-            return self._failing(base, part)
+            failing = self._failing(base, part)
+            if base.first_order is not None and base.first_order.status == "proved":
+                raise InternalError(
+                    f"the first-order engine proved {invariant.value} for every size on "
+                    f"{variant.name} / {variant.shape} / {environment.name} (its check on "
+                    f"{base.first_order.checked_on}), where the explorer has a counterexample "
+                    f"({failing.scenario}, depth {failing.depth})"
+                )
+            return failing
         bounded = self._bounded(base, part)
         if invariant not in FOL_INVARIANTS:
             return evolve(
                 bounded, reason=f"the first-order engine does not prove {invariant.value}"
             )
-        if not self.fol_seconds:
-            return evolve(
-                bounded,
-                reason="the first-order engine was not asked (--fol-seconds 0, the default)",
-            )
-        proof = self.proofs.get((*key, invariant.value))
         if proof is None:
             return evolve(bounded, complete=False, reason="interrupted during the proof")
         seconds = group.seconds + proof.seconds
         if proof.timed_out:
+            limit = min(self.timeout, self.fol_seconds) if self.fol_seconds else self.timeout
             return evolve(
                 bounded,
                 seconds=seconds,
-                reason=f"the first-order engine gave no answer within the time limit "
-                f"({min(self.timeout, self.fol_seconds):g} s)",
+                reason=f"the first-order engine gave no answer within the time limit ({limit:g} s)",
             )
         answer: FolAnswer = proof.value
         return self._with_fol(evolve(bounded, seconds=seconds), answer)
+
+    def _first_order(self, fol_key: tuple[str, str], proof: Finished) -> FirstOrder:
+        answer: FolAnswer = proof.value
+        ran = fol_key not in self._answered_here
+        return FirstOrder(
+            answer.status,
+            answer.certificate,
+            self.fol_first[fol_key].name if ran else "",
+            proof.seconds,
+        )
 
     def _failing(self, base: CellVerdict, part: GroupPart) -> CellVerdict:
         run = part.witness
@@ -429,10 +522,15 @@ class _Default:
 
     def _with_fol(self, bounded: CellVerdict, answer: FolAnswer) -> CellVerdict:
         if answer.status == "proved":
+            from proofs.engines.fol import Cell, scope
+
+            # the answer may be another column's (one first-order system): the scope
+            # names this cell's own environment
+            own = Cell(bounded.variant, self.sites, bounded.environment)
             return evolve(
                 bounded,
                 method="fol",
-                scope=answer.scope,
+                scope=scope(own),
                 assumptions=answer.assumptions,
                 bound="every size",
             )
@@ -468,6 +566,11 @@ class _Default:
                 "scenarios and mixes do not have",
             )
         why = answer.reason or "no reason given"
+        if not self.fol_seconds and not answer.certificate:
+            from proofs.engines.fol import Cell, coverage
+
+            if not coverage(Cell(bounded.variant, self.sites, bounded.environment)):
+                why += "; the default run only checks committed ones, --fol-seconds N infers"
         return evolve(bounded, reason=f"the first-order engine: unknown ({why})")
 
     def _replayed(self, witness: Witness) -> Witness:

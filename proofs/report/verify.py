@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from proofs.engines.verdicts import COUNTEREXAMPLE, CellVerdict, Witness
+from proofs.engines.verdicts import COUNTEREXAMPLE, CellVerdict, FirstOrder, Witness
 from proofs.report.formats import mermaid
 from proofs.report.render import trace_json
 
@@ -34,6 +34,26 @@ def shared_lines(cells: Sequence[CellVerdict]) -> list[str]:
         if check.same_model_as
     }
     return [f"{scenario}: {mine} = {theirs}" for scenario, mine, theirs in sorted(pairs)]
+
+
+def first_order_lines(cells: Sequence[CellVerdict]) -> list[str]:
+    """One line per first-order job the cells' verdicts rest on: what it checked, its
+    answer, and the other columns that took that answer (one first-order system)."""
+    jobs: dict[tuple[str, str, str], tuple[FirstOrder, list[str]]] = {}
+    for cell in cells:
+        job = cell.first_order
+        if job is None or not job.checked_on:
+            continue
+        _, columns = jobs.setdefault((cell.variant.name, cell.session, job.checked_on), (job, []))
+        if cell.environment.name not in columns:
+            columns.append(cell.environment.name)
+    out = []
+    for (variant, session, checked_on), (job, columns) in jobs.items():
+        what = f"certificate {job.certificate}" if job.certificate else "inference"
+        others = [name for name in columns if name != checked_on]
+        line = f"{variant} / {session} / {checked_on}: {what}: {job.status} ({job.seconds:.2f} s)"
+        out.append(line + (f"; the same answer for {', '.join(others)}" if others else ""))
+    return out
 
 
 def verdict_text(cell: CellVerdict) -> str:
@@ -102,6 +122,12 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
             f"  {c.variant.name} / {c.invariant.value} / {c.environment.name}: {c.reason}"
             for c in notes
         ]
+    jobs = first_order_lines(cells)
+    if jobs:
+        out.append("")
+        out.append("first-order jobs, one per first-order system (columns that differ only in")
+        out.append("options that engine leaves out take the same answer):")
+        out += [f"  {line}" for line in jobs]
     return out
 
 
@@ -132,6 +158,7 @@ def cell_json(cell: CellVerdict, with_mermaid: bool = False) -> dict[str, Any]:
         if witness is None or witness.trace is None
         else [call.site for call in witness.config.scenario.calls],
         "impl_replay": None if witness is None or not witness.impl else witness.impl,
+        "first_order": None if cell.first_order is None else _first_order_json(cell.first_order),
         "trace": None,
         "scenarios": [
             {
@@ -155,6 +182,15 @@ def cell_json(cell: CellVerdict, with_mermaid: bool = False) -> dict[str, Any]:
                 witness.config, witness.trace, witness.violation, title(witness)
             )
     return data
+
+
+def _first_order_json(job: FirstOrder) -> dict[str, Any]:
+    return {
+        "status": job.status,
+        "certificate": job.certificate or None,
+        "checked_on": job.checked_on or None,
+        "seconds": round(job.seconds, 4),
+    }
 
 
 def itf_file_name(witness: Witness) -> str:

@@ -13,10 +13,12 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from proofs.cli import audit as audit_command
 from proofs.cli.audit import main
 from proofs.engines.audit import (
     UNKNOWN_NOTE,
@@ -740,6 +742,19 @@ def test_livekit_agents_1_8_9_locks_five_sites_and_misses_the_spoken_message(
     assert missed[1] == "AgentActivity._tts_task_impl"
 
 
+#: Whole-wheel audits by (paths, config): each wheel takes seconds, and the command's
+#: test below reads the same audit as the test of its places (its own checks are
+#: about what the command prints from it).
+_WHEEL_AUDITS: dict[tuple[tuple[str, ...], AuditConfig | None], list[Place]] = {}
+
+
+def _audited(paths: Sequence[str | Path], config: AuditConfig | None = None) -> list[Place]:
+    key = (tuple(str(path) for path in paths), config)
+    if key not in _WHEEL_AUDITS:
+        _WHEEL_AUDITS[key] = audit_paths(paths, config)
+    return _WHEEL_AUDITS[key]
+
+
 @pytest.mark.parametrize(
     ("wheel_fixture", "expected"),
     [("wheel_1_8_8", EXPECTED_1_8_8), ("wheel_1_8_9", EXPECTED_1_8_9)],
@@ -748,14 +763,18 @@ def test_whole_wheel_has_places_only_in_agent_activity(
     wheel_fixture: str, expected: list[tuple[object, ...]], request: pytest.FixtureRequest
 ) -> None:
     wheel: Path = request.getfixturevalue(wheel_fixture)
-    places = audit_paths([wheel], AuditConfig())
+    places = _audited([wheel], AuditConfig())
     assert {p.file for p in places} == {f"{wheel}!{MEMBER}"}
     assert [row(p) for p in places] == expected
 
 
 def test_cli_on_the_wheels(
-    wheel_1_8_8: Path, wheel_1_8_9: Path, capsys: pytest.CaptureFixture[str]
+    wheel_1_8_8: Path,
+    wheel_1_8_9: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(audit_command, "audit_paths", _audited)
     assert main(["audit", str(wheel_1_8_9), "--emit-sites", "-"]) == 1
     sites = json.loads(capsys.readouterr().out)
     assert [(s["request"], s["local_update"], s["locked"]) for s in sites] == [

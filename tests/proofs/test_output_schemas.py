@@ -257,6 +257,8 @@ def _shows_verify(documents: dict[str, Any]) -> None:
     cells = [cell for document in documents.values() for cell in document]
     assert {cell["verdict"] for cell in cells} == {PROVED, COUNTEREXAMPLE, UNKNOWN}
     assert any("mermaid" in cell for cell in cells) and any(cell["trace"] for cell in cells)
+    # the first-order engine's answer (here: no certificate for these sites)
+    assert any(cell["first_order"] for cell in cells)
 
 
 def _shows_explore(documents: dict[str, Any]) -> None:
@@ -392,6 +394,10 @@ WRONG: list[tuple[str, str, str, Callable[[Any], None]]] = [
      _set((0, "trace"), None)),
     ("verify", "a counterexample and a proof, with Mermaid", "a proof with a trace",
      _set((1, "trace"), [])),
+    ("verify", "a counterexample and a proof, with Mermaid", "a first-order status",
+     _set((0, "first_order", "status"), "maybe")),
+    ("verify", "a counterexample and a proof, with Mermaid", "a first-order column",
+     _set((0, "first_order", "checked_on"), "everywhere")),
     ("explore", "catalog, holding and failing", "verdict", _set((0, "verdict"), "proved")),
     ("explore", "catalog, holding and failing", "session", _set((0, "session"), "gpt")),
     ("explore", "catalog, holding and failing", "confirmed", _set((0, "confirmed"), "maybe")),

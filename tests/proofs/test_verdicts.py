@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from model import (
     ENVIRONMENTS_BY_NAME,
+    SCENARIOS,
     SCENARIOS_BY_NAME,
+    SITES_BY_NAME,
     VARIANTS_BY_NAME,
     Config,
     Invariant,
+    Scenario,
     Verdict,
 )
+from proofs.engines import fol, verdicts
 from proofs.engines.explore import explore
-from proofs.engines.fol import mixes
+from proofs.engines.fol import certificate, mixes
 from proofs.engines.jobs import Finished, Jobs
 from proofs.engines.settle import FolAnswer, explore_group
 from proofs.engines.trace import replay
@@ -37,6 +43,7 @@ from proofs.engines.verdicts import (
     catalog_sites,
 )
 from proofs.errors import InternalError
+from proofs.report.verify import cell_json, table_lines
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
 INV1 = Invariant.NO_UNINTENDED_DELETE
@@ -46,13 +53,17 @@ HOLDING = SCENARIOS_BY_NAME["stale-replacement"]
 
 
 def _settled(
-    variant: str, answer: FolAnswer | None, timed_out: bool = False, mixes_too: bool = False
+    variant: str,
+    answer: FolAnswer | None,
+    timed_out: bool = False,
+    mixes_too: bool = False,
+    scenario: Scenario = HOLDING,
 ) -> tuple[CellVerdict, CellVerdict]:
-    """Both invariants' cells of `variant` on the holding scenario under `base`, the
-    explorer run in this process, the first-order answer given."""
+    """Both invariants' cells of `variant` on the holding scenario (or `scenario`) under
+    `base`, the explorer run in this process, the first-order answer given."""
     runner = _Default(
         [VARIANTS_BY_NAME[variant]],
-        [HOLDING],
+        [scenario],
         [BASE],
         (INV1, INV2),
         timeout=5.0,
@@ -61,11 +72,11 @@ def _settled(
     )
     mixes_of = runner._mixes(BASE) if mixes_too else ()
     group = explore_group(
-        VARIANTS_BY_NAME[variant], BASE, [HOLDING], (INV1, INV2), runner.sites, mixes_of
+        VARIANTS_BY_NAME[variant], BASE, [scenario], (INV1, INV2), runner.sites, mixes_of
     )
     runner.groups[(f"{variant}@openai", "base")] = Finished(("explore",), group, False, 0.1)
     if answer is not None or timed_out:
-        runner.proofs[(f"{variant}@openai", "base", INV1.value)] = Finished(
+        runner.proofs[runner._fol_key(VARIANTS_BY_NAME[variant], BASE)] = Finished(
             ("fol",), answer, timed_out, 5.0
         )
     first, second = runner.cells()
@@ -221,3 +232,136 @@ def test_a_counterexample_the_implementation_does_not_reproduce_is_a_mismatch() 
         "reproduced": True,
         "not reproduced: the implementation did not break it": False,
     }
+
+
+# -- the default run's first-order part: committed certificates only -------------------
+
+#: The sites of the whole catalog: three-way's certificates are for these.
+EVERY_SITE = catalog_sites(SCENARIOS)
+
+
+def test_a_cell_with_no_certificate_is_unknown_at_once_and_nothing_is_sampled() -> None:
+    # three-way under server-items has no committed certificate (inference finds none)
+    cell = fol.Cell(VARIANTS_BY_NAME["three-way"], EVERY_SITE, ENVIRONMENTS_BY_NAME["server-items"])
+    outcome = fol.prove(cell, certified_only=True)
+    assert outcome.status == fol.UNKNOWN and outcome.reason.startswith("no certificate: ")
+    assert certificate.key(cell) in outcome.reason
+    assert outcome.sampled == 0 and outcome.candidates == 0 and not outcome.seconds
+
+
+def test_a_certificate_the_model_no_longer_keeps_is_unknown_and_keeps_the_bounded_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model change that breaks a committed certificate: lock5 {user-turn, cleanup}'s
+    invariant, committed under the key of the mutant that releases the locks when the
+    push sends. Its check fails (a real counterexample to induction), the answer is
+    unknown and says why, and the cell keeps the explorer's bounded proof."""
+    sites = tuple(SITES_BY_NAME[name] for name in ("user-turn", "cleanup"))
+    sound = fol.Cell(VARIANTS_BY_NAME["lock5"], sites, BASE)
+    mutant = fol.Cell(VARIANTS_BY_NAME["lock5"], sites, BASE, "early-release")
+    (tmp_path / certificate.key(mutant)).write_text(
+        (certificate.DIRECTORY / certificate.key(sound)).read_text()
+    )
+    monkeypatch.setattr(certificate, "DIRECTORY", tmp_path)
+    outcome = fol.prove(mutant, certified_only=True)
+    assert outcome.status == fol.UNKNOWN and outcome.cti is not None
+    assert f"the committed certificate {certificate.key(mutant)} no longer checks" in outcome.reason
+    assert outcome.sampled == 0 and set(outcome.seconds) == {"certificate"}
+    stale = FolAnswer(
+        outcome.status,
+        outcome.scope,
+        outcome.assumptions,
+        outcome.reason,
+        1.0,
+        certificate=certificate.key(mutant),
+    )
+    first, _ = _settled("lock5", stale)
+    assert (first.verdict, first.method) == (PROVED, "explore") and first.matched
+    assert first.bound != "every size" and first.scope.startswith("the catalog's scenario")
+    assert "no longer checks" in first.reason
+    assert first.first_order is not None and first.first_order.status == fol.UNKNOWN
+    assert first.first_order.certificate == certificate.key(mutant)
+
+
+def test_a_proof_for_every_size_of_a_cell_the_explorer_fails_is_an_internal_error() -> None:
+    """The check runs before the explorer's answer is in: a cell the explorer then fails
+    keeps its counterexample, and a "proved" there (here a mutant answer: unlocked loses
+    an item on overlapping-push) is a contradiction between two engines, never a verdict."""
+    failing = SCENARIOS_BY_NAME["overlapping-push"]
+    first, _ = _settled("unlocked", _answer("unknown", reason="no certificate"), scenario=failing)
+    assert first.verdict == COUNTEREXAMPLE and first.method == "explore" and first.matched
+    with pytest.raises(InternalError, match="where the explorer has a counterexample"):
+        _settled("unlocked", _answer("proved"), scenario=failing)
+
+
+class _Pool:
+    """Records what `run` submits, and runs nothing."""
+
+    submitted: ClassVar[list[tuple[object, ...]]] = []
+
+    def __init__(self, workers: int, preload: object = ()) -> None:
+        self.finished = 0
+
+    def submit(self, key: tuple[object, ...], fn: object, args: object, timeout: float) -> None:
+        _Pool.submitted.append(key)
+
+    def results(self) -> list[Finished]:
+        return []
+
+
+@pytest.mark.parametrize("fol_seconds", [0.0, 5.0])
+def test_certificate_checks_go_first_once_per_first_order_system(
+    monkeypatch: pytest.MonkeyPatch, fol_seconds: float
+) -> None:
+    """By default the checks are submitted before any explorer group, one per first-order
+    system: base, reconnects and stale-anchors are one for three-way (the options it
+    leaves out are inert there), stale-copies another; server-items has no certificate
+    and is answered without a job. With --fol-seconds, proofs wait for the explorer."""
+    monkeypatch.setattr(verdicts, "Jobs", _Pool)
+    monkeypatch.setattr(_Pool, "submitted", [])
+    names = ("base", "reconnects", "stale-anchors", "stale-copies", "server-items")
+    environments = [ENVIRONMENTS_BY_NAME[name] for name in names]
+    runner = _Default(
+        [VARIANTS_BY_NAME["three-way"]], SCENARIOS, environments, (INV1,), 5.0, None, fol_seconds
+    )
+    runner.run(2, None)
+    kinds = [key[0] for key in _Pool.submitted]
+    explorer = ["explore"] * len(names)
+    if fol_seconds:
+        assert kinds == explorer and not runner.proofs
+        return
+    assert kinds == ["fol", "fol", *explorer]
+    assert [key[2] for key in _Pool.submitted[:2]] == ["base", "stale-copies"]
+    three_way = VARIANTS_BY_NAME["three-way"]
+    shared = {runner._fol_key(three_way, env) for env in environments[:3]}
+    assert len(shared) == 1
+    server_items = runner.proofs[runner._fol_key(three_way, environments[4])]
+    assert server_items.value.reason.startswith("no certificate")
+
+
+def test_a_column_that_takes_another_columns_check_says_whose() -> None:
+    three_way = VARIANTS_BY_NAME["three-way"]
+    columns = [BASE, ENVIRONMENTS_BY_NAME["reconnects"]]
+    runner = _Default([three_way], [HOLDING], columns, (INV1,), 5.0, None)
+    for environment in columns:
+        group = explore_group(three_way, environment, [HOLDING], (INV1,), runner.sites, ())
+        key = ("three-way@three-way", environment.name)
+        runner.groups[key] = Finished(("explore",), group, False, 0.1)
+    answer = _answer("proved", certificate="three-way--x--base.json")
+    runner.proofs[runner._fol_key(three_way, BASE)] = Finished(("fol",), answer, False, 2.0)
+    base, reconnects = runner.cells()
+    assert base.bound == reconnects.bound == "every size"
+    assert reconnects.scope.endswith("environment reconnects")
+    assert reconnects.first_order is not None and reconnects.first_order.checked_on == "base"
+    assert cell_json(reconnects)["first_order"] == {
+        "status": "proved",
+        "certificate": "three-way--x--base.json",
+        "checked_on": "base",
+        "seconds": 2.0,
+    }
+    lines = table_lines([base, reconnects])
+    assert any(
+        "three-way / three-way / base: certificate three-way--x--base.json: proved" in line
+        and line.endswith("the same answer for reconnects")
+        for line in lines
+    )

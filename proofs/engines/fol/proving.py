@@ -114,6 +114,7 @@ def prove(
     seed: tuple[Clause, ...] = (),
     fail_calls: int = 4,
     certified: bool = True,
+    certified_only: bool = False,
 ) -> Outcome:
     """Invariant 1 (no unintended delete) for every number of calls and items of `cell`.
 
@@ -133,7 +134,9 @@ def prove(
     cleanup} needs three calls); it stays `unknown` when none has. With `certified`, a
     committed certificate of the cell (`certificate.py`) that passes its check for every
     size is the proof, and nothing is sampled or inferred; a stale one is ignored.
-    `rounds` is kept
+    With `certified_only`, the committed certificate's check is all that runs: no
+    certificate, or one that no longer checks, is `unknown` at once, saying which
+    (`_certified_only`). `rounds` is kept
     for callers of the earlier signature; inference bounds itself."""
     del rounds
     seconds: dict[str, float] = {}
@@ -141,6 +144,8 @@ def prove(
     reason = coverage(cell)
     if reason:
         return Outcome(**base, status=UNKNOWN, reason=reason)  # type: ignore[arg-type]
+    if certified_only:
+        return _certified_only(cell, timeout_ms)
     started = time.perf_counter()
     if certified:
         proof = _certified(cell, timeout_ms)
@@ -288,6 +293,56 @@ def _certified(cell: Cell, timeout_ms: int) -> tuple[tuple[Clause, ...], CheckRe
     except (AssertionError, Unsettled):
         return None
     return (found, result) if result.breaks is None else None
+
+
+def _certified_only(cell: Cell, timeout_ms: int) -> Outcome:
+    """The committed certificate's check and nothing else (no sample, no inference): the
+    default `verify` asks only this, so a cell without a certificate costs nothing, and
+    one whose certificate the model no longer keeps says so instead of being proved."""
+    # certificate.py builds on this module's check, so it is imported here
+    from proofs.engines.fol.certificate import check as check_certificate
+    from proofs.engines.fol.certificate import committed, key
+
+    base = dict(cell=cell, scope=scope(cell), assumptions=assumptions(cell))
+    started = time.perf_counter()
+    found = committed(cell)
+    if found is None:
+        return Outcome(
+            **base,  # type: ignore[arg-type]
+            status=UNKNOWN,
+            reason=f"no certificate: {key(cell)} is not committed",
+        )
+    cti = None
+    try:
+        result = check_certificate(cell, found, timeout_ms)
+    except AssertionError as error:
+        why = f"the committed certificate {key(cell)} no longer checks: {error}"
+    except Unsettled as error:
+        why = f"z3 did not settle a query of the committed certificate {key(cell)}: {error}"
+    else:
+        seconds = {"certificate": time.perf_counter() - started}
+        if result.breaks is None:
+            return Outcome(
+                **base,  # type: ignore[arg-type]
+                status=PROVED,
+                invariant=found,
+                queries=result.queries,
+                disabled=result.disabled,
+                seconds=seconds,
+            )
+        assert result.conjunct is not None and result.transition is not None
+        cti = Cti(result.conjunct, result.transition)
+        why = (
+            f"the committed certificate {key(cell)} no longer checks: "
+            f"{result.transition.action} breaks {result.conjunct.text()}"
+        )
+    return Outcome(
+        **base,  # type: ignore[arg-type]
+        status=UNKNOWN,
+        cti=cti,
+        seconds={"certificate": time.perf_counter() - started},
+        reason=why,
+    )
 
 
 def _cti(stuck: Stuck) -> Cti:
