@@ -156,6 +156,8 @@ class LivekitAdapter:
         self.pool_generation: Generation | None = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.copies: dict[int, llm.ChatContext] = {}
+        #: The text stream of each `say()` started at `born` (closed at its call).
+        self.spoken: dict[int, Stream] = {}
         self.called: set[int] = set()
         self.failures: list[str] = []
         self._errors = _CollectErrors()
@@ -318,9 +320,9 @@ class LivekitAdapter:
     def _prepare(self, index: int, site: str) -> None:
         call = self.config.call(index)
         if site == "tool-outputs":
-            self._tool_generation(index, call.adds[0], returned=False, close=True)
+            self._tool_generation(index, call.adds[0], close=True)
         elif site == "interrupted-tool-outputs":
-            self._tool_generation(index, call.adds[0], returned=True, close=False)
+            self._tool_generation(index, call.adds[0], close=False)
         elif site == "cleanup":
             generation = Generation()
             text = Stream()  # held back: none of it is ever played
@@ -347,22 +349,37 @@ class LivekitAdapter:
             self.rt.replies.append(generation)
             self.handles[index] = self.session.generate_reply()
 
-    def _tool_generation(self, index: int, name: str, *, returned: bool, close: bool) -> None:
+    def _tool_generation(self, index: int, name: str, *, close: bool) -> None:
+        """The generation of a tool-output call: the model's function call, whose tool
+        waits on the gate `call_<name>`; a tool-output push's generation calls a second
+        tool too (`call_later_<name>`, outside the scenario), so that the first can
+        return before the push is called (`born`) while the generation waits for the
+        second, which returns at the call."""
         generation = Generation()
         self._begin(index, generation)
-        call_id = f"call_{name}"
-        gate: asyncio.Future[None] = self.loop.create_future()
-        if returned:
-            gate.set_result(None)
-        self.gates[call_id] = gate
-        function_call = llm.FunctionCall(
-            id=f"fc_{name}", call_id=call_id, name="lookup", arguments="{}"
-        )
-        # the model's function call reaches the server conversation, then the stream
-        self.server.model_creates(function_call.model_copy())
-        generation.functions.push(function_call)
+        calls = [name]
+        if self.config.call(index).site == "tool-outputs":
+            calls.append(f"later_{name}")
+        for called in calls:
+            call_id = f"call_{called}"
+            self.gates[call_id] = self.loop.create_future()
+            function_call = llm.FunctionCall(
+                id=f"fc_{called}", call_id=call_id, name="lookup", arguments="{}"
+            )
+            # the model's function call reaches the server conversation, then the stream
+            self.server.model_creates(function_call.model_copy())
+            generation.functions.push(function_call)
         if close:
             generation.close()
+
+    def _open_gate(self, call_id: str) -> bool:
+        """Let the tool waiting on `call_id` return (its output is made then); whether
+        it was still waiting."""
+        gate = self.gates[call_id]
+        if gate.done():
+            return False
+        gate.set_result(None)
+        return True
 
     def _check_setup(self) -> None:
         scenario = self.config.scenario
@@ -402,7 +419,11 @@ class LivekitAdapter:
         site = wanted.get(function)
         text = frame.get("user_input" if site == "user-turn" else "text")
         for index, call in enumerate(calls):
-            if call.site == site and index in self.called and call.adds[0] == text:
+            if call.site != site:
+                continue
+            if (index in self.called and call.adds[0] == text) or (
+                text is not None and self.spoken.get(index) is text
+            ):
                 return index
         return None
 
@@ -418,17 +439,22 @@ class LivekitAdapter:
         if site == "user-turn":
             self.handles[task] = self.session.generate_reply(user_input=call.adds[0])
         elif site == "spoken-message":
-            self.handles[task] = self.session.say(call.adds[0])
+            spoken = self.spoken.get(task)
+            if spoken is None:
+                self.handles[task] = self.session.say(call.adds[0])
+            else:
+                spoken.close()  # the playout that started at `born` ends
         elif site == "tool-outputs":
-            self.gates[f"call_{call.adds[0]}"].set_result(None)
+            # the scenario's tool returns now unless it did at `born`; the second last
+            self._open_gate(f"call_{call.adds[0]}")
+            self._open_gate(f"call_later_{call.adds[0]}")
         elif site in _INTERRUPTIBLE:
-            if task in self.later:
-                self.later = self.later - {task}
-                with self.loop.running():
-                    self._prepare(task, site)
-                self._settle_delivering()
+            self._start_later(task)
             if call.made_at_call:
                 self._make_at_call(task)
+            if site == "interrupted-tool-outputs" and self._open_gate(f"call_{call.adds[0]}"):
+                # the tool returns now, its output made, before the interruption
+                self.loop.run_until_blocked()
             if site == "cleanup":
                 self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
             ends_on_done = self.config.ends_on_done(task)
@@ -454,6 +480,36 @@ class LivekitAdapter:
             )
         else:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def _start_later(self, task: int) -> None:
+        """Set up call `task`'s generation now if it is one set up late (`later`)."""
+        if task in self.later:
+            self.later = self.later - {task}
+            with self.loop.running():
+                self._prepare(task, self.config.call(task).site)
+            self._settle_delivering()
+
+    def born(self, task: int) -> None:
+        """The model's `before-call`: call `task`'s item is made now, ahead of its call.
+        A tool-output push's first tool returns (its generation waits for the second);
+        an interrupted generation's tool returns (the generation goes on); `say()` is
+        given a text stream whose first text starts the playout, stamping the message's
+        `created_at` (the playout ends at the call)."""
+        call = self.config.call(task)
+        if call.site in ("tool-outputs", "interrupted-tool-outputs"):
+            # a later generation starts when its tool can return: the model allows
+            # this step only once the earlier one's traffic is done (`drivable`)
+            self._start_later(task)
+            if f"call_{call.adds[0]}" not in self.gates:
+                raise LookupError(f"T{task}'s generation starts at its call: no tool yet")
+            self._open_gate(f"call_{call.adds[0]}")
+        elif call.site == "spoken-message":
+            spoken = Stream()
+            spoken.push(call.adds[0])
+            self.spoken[task] = spoken
+            self.handles[task] = self.session.say(spoken)
+        else:
+            raise UnsupportedConfig(f"no livekit path makes {call.site}'s items before its call")
 
     def _make_at_call(self, task: int) -> None:
         """Call `task`'s generation makes its never-played messages as it runs
@@ -543,7 +599,24 @@ class LivekitAdapter:
         self._learn_names(items)
         return tuple(item.id for item in items)
 
+    def _pass_background(self) -> None:
+        """Let an op or event of an item outside the scenario through once it heads its
+        FIFO (a second tool's output), as the plugin's gate does: the model has no
+        move for it, and it never overtakes a scenario op or event."""
+        shared = self.server.shared
+        for _ in range(_SETUP_LIMIT):
+            self._learn_server_names()
+            if shared.to_server and self.names.get(shared.to_server[0].item) is None:
+                self.server.apply_next()
+            elif shared.to_client and self.names.get(shared.to_client[0].item) is None:
+                self.rt.deliver()
+            else:
+                return
+            self.loop.run_until_blocked()
+        raise SetupError("background traffic did not settle")
+
     def observe(self) -> Observation:
+        self._pass_background()
         self._learn_server_names()
         self._learn_names(self.rt.mirror_items())
         local = self._named(self._local_ids())

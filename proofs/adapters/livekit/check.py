@@ -53,6 +53,7 @@ from model.shapes import (
 from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.adapter import LivekitAdapter
+from proofs.adapters.livekit.drivable import undrivable
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
     Release,
@@ -355,8 +356,10 @@ def check_scenario(
             replays.append(_outcome_json(outcome, ran, expected_ran, label))
     swept: list[dict[str, Any]] = []
     undriven = 0
+    left: dict[str, int] = {}
     if sweep:
-        driven, undriven = drivable_sequences(config)
+        driven, left = drivable_sequences(config)
+        undriven = sum(left.values())
         for moves in driven:
             outcome, ran = go(config, moves)
             expected_ran = model_ran(config, moves)
@@ -429,6 +432,7 @@ def check_scenario(
         "shortest": shortest,
         "sequences": len(swept),
         "not_driven": undriven,
+        "not_driven_why": left,
         "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
         "replays": replays,
         "sweep": swept,
@@ -442,14 +446,18 @@ def check_scenario(
     }
 
 
-def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], int]:
-    """The model's stimulus sequences the livekit adapters drive, and how many they
-    leave out: those with a `before-call` step (a tool output or a playout created
-    before its call). The adapters' tools return at their calls, so each item is
-    created there; the sequences without that step are exactly those runs."""
-    every = sequences(config)
-    driven = [moves for moves in every if all(m.kind is not MoveKind.BEFORE_CALL for m in moves)]
-    return driven, len(every) - len(driven)
+def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], dict[str, int]]:
+    """The model's stimulus sequences the livekit adapters drive, and how many of each
+    kind they leave out (`UNDRIVABLE`, by the reason the real code cannot take them)."""
+    driven: list[tuple[Move, ...]] = []
+    left: dict[str, int] = {}
+    for moves in sequences(config):
+        why = undrivable(config, moves)
+        if why is None:
+            driven.append(moves)
+        else:
+            left[why] = left.get(why, 0) + 1
+    return driven, left
 
 
 def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:

@@ -147,13 +147,19 @@ class PluginAdapter(LivekitAdapter):
         raise SetupError("the set-up did not settle")
 
     def call(self, task: int) -> None:
-        """A deferred generation starts now, runs (its session traffic let through)
-        until its tool has returned, and is then interrupted as any other."""
+        """A deferred generation starts now (unless its tool returned at `born`), runs
+        (its session traffic let through) until its tool has returned, and is then
+        interrupted as any other."""
+        self._start_later(task)
+        super().call(task)
+
+    def _start_later(self, task: int) -> None:
+        """A deferred generation starts: its reply is sent and let through until its
+        tool runs."""
         if task in self.deferred:
             self.deferred = self.deferred - {task}
             self._prepare(task, self.config.call(task).site)
             self.loop.run_until_blocked()
-        super().call(task)
 
     def _make_at_call(self, task: int) -> None:
         """The deferred generation has started (`call`): let its message through to
@@ -166,16 +172,15 @@ class PluginAdapter(LivekitAdapter):
             return
         call = self.config.call(index)
         if site in ("tool-outputs", "interrupted-tool-outputs"):
+            # each tool waits on its gate; a tool-output push's response calls a second
+            # tool, outside the scenario, which returns at the call (`born`, `call`)
             name = call.adds[0]
-            call_id = f"call_{name}"
-            gate: asyncio.Future[None] = self.loop.create_future()
-            if site == "interrupted-tool-outputs":
-                gate.set_result(None)  # the tool has returned; the generation is under way
-            self.gates[call_id] = gate
+            called = [name] if site == "interrupted-tool-outputs" else [name, f"later_{name}"]
+            for each in called:
+                self.gates[f"call_{each}"] = self.loop.create_future()
             held = site == "interrupted-tool-outputs"
-            self.gated.responses.append(
-                Response((Call(f"fc_{name}", call_id, "lookup"),), held=held, tag=str(index))
-            )
+            outputs = tuple(Call(f"fc_{each}", f"call_{each}", "lookup") for each in called)
+            self.gated.responses.append(Response(outputs, held=held, tag=str(index)))
             self.handles[index] = self.session.generate_reply()
         elif site == "cleanup":
             name = call.drops[0]
@@ -320,6 +325,9 @@ class PluginAdapter(LivekitAdapter):
         self.loop.fire(record.task, ACK_TIMEOUT)
 
     # -- reading ---------------------------------------------------------------------------
+
+    def _pass_background(self) -> None:
+        """Nothing: the loop lets session traffic through when blocked (`_release_background`)."""
 
     def _server_ids(self) -> tuple[str, ...]:
         return self.conn.conversation.ids()
