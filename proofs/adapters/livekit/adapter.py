@@ -65,6 +65,8 @@ from proofs.errors import SetupError, UnsupportedConfig
 
 #: The sites whose generation is interrupted, which need a generation of their own.
 _INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
+#: The prefix of a second tool's name (`LivekitAdapter._second_tool`).
+SECOND_TOOL = "later_"
 #: How many loop runs and deliveries the set-up may take before it is declared stuck.
 _SETUP_LIMIT = 200
 
@@ -100,12 +102,21 @@ class _CollectErrors(logging.Handler):
 class LivekitAdapter:
     """Drives the installed livekit-agents for one model `Config` (see the module docstring)."""
 
-    def __init__(self, config: Config, *, direct: frozenset[int] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        direct: frozenset[int] | None = None,
+        early: frozenset[int] = frozenset(),
+    ) -> None:
+        """`early`: the calls whose items the run makes before the call (`born`): a
+        tool-output call among them gets a generation with a second tool."""
         loop = asyncio.get_running_loop()
         if not hasattr(loop, "run_until_blocked") or not hasattr(loop, "advance"):
             raise TypeError("the livekit adapter runs on a loop on virtual time the harness steps")
         self.loop: Any = loop
         self.config = config
+        self.early = early
         scenario = config.scenario
         self.names: dict[str, str] = {}
         self.scenario_items = frozenset(scenario.items())
@@ -156,6 +167,8 @@ class LivekitAdapter:
         self.pool_generation: Generation | None = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.copies: dict[int, llm.ChatContext] = {}
+        #: Wire id to label of each second tool's output seen (`_second_tool`).
+        self.second: dict[str, str] = {}
         #: The text stream of each `say()` started at `born` (closed at its call).
         self.spoken: dict[int, Stream] = {}
         self.called: set[int] = set()
@@ -351,15 +364,13 @@ class LivekitAdapter:
 
     def _tool_generation(self, index: int, name: str, *, close: bool) -> None:
         """The generation of a tool-output call: the model's function call, whose tool
-        waits on the gate `call_<name>`; a tool-output push's generation calls a second
-        tool too (`call_later_<name>`, outside the scenario), so that the first can
-        return before the push is called (`born`) while the generation waits for the
-        second, which returns at the call."""
+        waits on the gate `call_<name>`. A tool-output push whose output is made
+        before its call (`early`) has a generation that calls a second tool too
+        (`call_later_<name>`, outside the scenario): the first returns at `born`, and
+        the generation waits for the second, which returns at the call."""
         generation = Generation()
         self._begin(index, generation)
-        calls = [name]
-        if self.config.call(index).site == "tool-outputs":
-            calls.append(f"later_{name}")
+        calls = [name, *self._second_tool(index)]
         for called in calls:
             call_id = f"call_{called}"
             self.gates[call_id] = self.loop.create_future()
@@ -371,6 +382,13 @@ class LivekitAdapter:
             generation.functions.push(function_call)
         if close:
             generation.close()
+
+    def _second_tool(self, index: int) -> tuple[str, ...]:
+        """The second tool of call `index`'s generation, if it has one (`early`)."""
+        call = self.config.call(index)
+        if call.site == "tool-outputs" and index in self.early:
+            return (f"{SECOND_TOOL}{call.adds[0]}",)
+        return ()
 
     def _open_gate(self, call_id: str) -> bool:
         """Let the tool waiting on `call_id` return (its output is made then); whether
@@ -445,9 +463,9 @@ class LivekitAdapter:
             else:
                 spoken.close()  # the playout that started at `born` ends
         elif site == "tool-outputs":
-            # the scenario's tool returns now unless it did at `born`; the second last
-            self._open_gate(f"call_{call.adds[0]}")
-            self._open_gate(f"call_later_{call.adds[0]}")
+            # the scenario's tool returns now unless it did at `born`; a second one last
+            for name in (call.adds[0], *self._second_tool(task)):
+                self._open_gate(f"call_{name}")
         elif site in _INTERRUPTIBLE:
             self._start_later(task)
             if call.made_at_call:
@@ -497,11 +515,15 @@ class LivekitAdapter:
         `created_at` (the playout ends at the call)."""
         call = self.config.call(task)
         if call.site in ("tool-outputs", "interrupted-tool-outputs"):
-            # a later generation starts when its tool can return: the model allows
-            # this step only once the earlier one's traffic is done (`drivable`)
+            # a later generation starts here, its tool returning (the sweep leaves
+            # out the runs where the earlier one's traffic is not done, `drivable`)
             self._start_later(task)
             if f"call_{call.adds[0]}" not in self.gates:
                 raise LookupError(f"T{task}'s generation starts at its call: no tool yet")
+            if call.site == "tool-outputs" and not self._second_tool(task):
+                # one tool, whose return is the push: the output is made at the call,
+                # and where that order differs the next comparison says so
+                return
             self._open_gate(f"call_{call.adds[0]}")
         elif call.site == "spoken-message":
             spoken = Stream()
@@ -578,6 +600,8 @@ class LivekitAdapter:
         name: str | None = None
         if isinstance(item, llm.FunctionCallOutput) and item.call_id.startswith("call_"):
             name = item.call_id.removeprefix("call_")
+            if name.startswith(SECOND_TOOL):
+                self.second[item.id] = name  # a second tool's output (background)
         elif isinstance(item, llm.ChatMessage):
             text = item.text_content
             if text in self.scenario_items:
@@ -772,9 +796,10 @@ class LivekitAdapter:
         return [index for index in sorted(self.called) if self.phase(index) is None]
 
     def background_losses(self) -> list[str]:
-        """Acknowledged items outside the scenario that a push deleted."""
+        """Acknowledged items outside the scenario that a push deleted (a second
+        tool's output as `later_<output>`)."""
         return [
-            item
+            self.second.get(item, item)
             for origin, item, acked in self.server.deletes_sent
             if acked and item not in self.names
         ]

@@ -2,24 +2,25 @@
 
 Every `before-call` step is driven as what it is in livekit (`LivekitAdapter.born`):
 a tool returning ahead of its push, or a `say()` whose playout starts ahead of the
-push of its message. Two kinds of the model's runs have no real counterpart,
-because the model lets a call or a tool move where livekit's speech scheduler
-does not (`docs/livekit.md`, "Runs the real code cannot take"):
+push of its message. One kind of the model's runs has no real counterpart, because
+the model lets a call move where livekit's speech scheduler does not
+(`docs/livekit.md`, "Runs the real code cannot take"):
 
-* `SPEECH_HOLDS_TURN`: the `before-call` step of a speech starts it, and a
-  started speech is the current one until its push: a `say()` whose playout has
-  started (1.8.9 `agent_activity.py`, `_tts_task_impl` marks its generation done
-  only after playout, `:3453`), or of two interrupted generations either of
-  which may be current at the start, the one whose tool has returned (it ran).
-  The model's `before-call` holds no turn, so it lets a call that waits for the
-  turn (the tool-output push's `while self._current_speech or self._speech_q`,
-  `:4879`; a reply, whose interruption would cancel the running generation
-  instead) be made during that speech, or starts a playout while another speech
-  holds the turn.
-* `GENERATION_NOT_STARTED`: the later of two interrupted generations is a reply
-  sent once the earlier one is marked done, behind its push on the one socket
-  (`Call.behind_earlier_push`); its tool cannot return before its function call
-  has arrived, while the model's `before-call` of it is bounded by nothing.
+`SPEECH_HOLDS_TURN`: the `before-call` step of a speech starts it, and a started
+speech is the current one until its push: a `say()` whose playout has started
+(1.8.9 `agent_activity.py`, `_tts_task_impl` marks its generation done only after
+playout, `:3453`), or, of two interrupted generations either of which may be
+current at the start, the one whose tool has returned (it ran). The model's
+`before-call` holds no turn, so it lets a call that waits for the turn (the
+tool-output push's `while self._current_speech or self._speech_q`, `:4879`; a
+reply, whose interruption would cancel the running generation instead) be made
+during that speech, or starts a playout while another speech holds the turn.
+
+The later of two interrupted generations (`Call.behind_earlier_push`) starts only
+once the earlier one's traffic is done. The model offers a `before-call` only while
+another call can still make an item, so in a two-call scenario without server
+items it comes before the earlier call, and the adapters start the later
+generation there (`LivekitAdapter._start_later`).
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from model import Config, Move, MoveKind, State, initial_state
-from model.moves import behind_earlier_push, speech_held
+from model.moves import speech_held
 from model.sites import SpeechTurn
 from proofs.engines.conformance.lockstep import model_side
 
-__all__ = ["GENERATION_NOT_STARTED", "SPEECH_HOLDS_TURN", "undrivable"]
+__all__ = ["SPEECH_HOLDS_TURN", "undrivable"]
 
 SPEECH_HOLDS_TURN = "a speech started at its before-call holds the speech turn"
-GENERATION_NOT_STARTED = "a later generation's tool returns before its reply can start"
 
 
 def _plays(config: Config, task: int) -> bool:
@@ -45,7 +45,7 @@ def _plays(config: Config, task: int) -> bool:
 
 
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
-    """Why the real code cannot take `moves` (one of the kinds above), or None.
+    """Why the real code cannot take `moves` (`SPEECH_HOLDS_TURN`), or None.
 
     The model's states are followed along the stimuli (each stimulus may end in
     any state of its closure, as `Follow.sequences` branches); a run is left out
@@ -56,10 +56,6 @@ def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     for move in moves:
         if move.kind is MoveKind.BEFORE_CALL and move.task is not None:
             task = move.task
-            if config.call(task).behind_earlier_push and all(
-                behind_earlier_push(s, config, task) for s in states
-            ):
-                return GENERATION_NOT_STARTED
             if _plays(config, task):
                 if all(speech_held(s, config, task) for s in states):
                     return SPEECH_HOLDS_TURN

@@ -50,9 +50,15 @@ from typing import Any
 from impl.gated_server import Call, GatedConnection, GatedServer, Message, Response, is_item_op
 from model import Config, EventKind, Move, OpKind
 from model.state import RESPONSE
-from proofs.adapters.livekit.adapter import LivekitAdapter
+from proofs.adapters.livekit.adapter import SECOND_TOOL, LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
-from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck, quiet_close
+from proofs.adapters.livekit.replay import (
+    Outcome,
+    _outcome,
+    early_calls,
+    give_until_stuck,
+    quiet_close,
+)
 from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
 from proofs.engines.conformance.follow import Follow
@@ -72,7 +78,7 @@ ACK_TIMEOUT = 5.0
 class PluginAdapter(LivekitAdapter):
     """The livekit adapter over the real OpenAI plugin (see the module docstring)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, early: frozenset[int] = frozenset()) -> None:
         calls = config.scenario.calls
         interruptible = [i for i, c in enumerate(calls) if c.site in _INTERRUPTIBLE]
         if sum(1 for i in interruptible if calls[i].drops and not calls[i].made_at_call) > 1:
@@ -94,7 +100,7 @@ class PluginAdapter(LivekitAdapter):
         #: Whether the cancel of an interruption and its done are the model's op and
         #: event (gated) rather than session traffic (set in `_wire_cancels`).
         self.gates_cancels = False
-        super().__init__(config, direct=frozenset())
+        super().__init__(config, direct=frozenset(), early=early)
         self.loop.on_blocked = self._release_background
 
     def _later_generations(self) -> frozenset[int]:
@@ -172,10 +178,9 @@ class PluginAdapter(LivekitAdapter):
             return
         call = self.config.call(index)
         if site in ("tool-outputs", "interrupted-tool-outputs"):
-            # each tool waits on its gate; a tool-output push's response calls a second
-            # tool, outside the scenario, which returns at the call (`born`, `call`)
-            name = call.adds[0]
-            called = [name] if site == "interrupted-tool-outputs" else [name, f"later_{name}"]
+            # each tool waits on its gate; an `early` tool-output push's response calls
+            # a second tool, outside the scenario, which returns at the call
+            called = [call.adds[0], *self._second_tool(index)]
             for each in called:
                 self.gates[f"call_{each}"] = self.loop.create_future()
             held = site == "interrupted-tool-outputs"
@@ -345,6 +350,8 @@ class PluginAdapter(LivekitAdapter):
             call_id = str(item.get("call_id", ""))
             if call_id.startswith("call_"):
                 name = call_id.removeprefix("call_")
+                if name.startswith(SECOND_TOOL):
+                    self.second[item_id] = name
         elif item.get("type") == "message":
             texts = [part.get("text") for part in item.get("content", [])]
             if len(texts) == 1 and texts[0] in self.scenario_items:
@@ -477,7 +484,7 @@ class PluginAdapter(LivekitAdapter):
         """Acknowledged items outside the scenario that a push deleted."""
         sent: dict[str, SentOp] = self.rt.sent
         return [
-            d.item_id
+            self.second.get(d.item_id, d.item_id)
             for d in self.conn.deletes
             if d.acked and d.item_id not in self.names and str(d.event_id) in sent
         ]
@@ -504,8 +511,15 @@ class PluginAdapter(LivekitAdapter):
 class PluginFollow(Follow[PluginAdapter]):
     """The engines' `Follow`, on a `SocketLoop` instead of the conformance loop."""
 
-    def __init__(self, config: Config, build: type[PluginAdapter] | None = None) -> None:
-        super().__init__(config, build or PluginAdapter, loop=new_socket_loop)
+    def __init__(
+        self,
+        config: Config,
+        build: type[PluginAdapter] | None = None,
+        early: frozenset[int] = frozenset(),
+    ) -> None:
+        """`early`: the calls whose items the run makes before the call (`born`)."""
+        cls = build or PluginAdapter
+        super().__init__(config, lambda c: cls(c, early=early), loop=new_socket_loop)
 
 
 def plugin_adapter(config: Config) -> PluginAdapter:
@@ -523,7 +537,8 @@ def run_plugin(
     """Give the real plugin `stimuli` (internal moves are skipped), then drain.
 
     `build` is the adapter class (a test passes a mutant of it)."""
-    session = PluginFollow(config, build)
+    stimuli = tuple(stimuli)
+    session = PluginFollow(config, build, early_calls(stimuli))
     try:
         stuck = give_until_stuck(session, stimuli)
         if drain:
