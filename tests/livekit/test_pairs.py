@@ -149,7 +149,6 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(
     more step, and two are left out: a generation whose tool has returned is the
     current speech, so the other one cannot be interrupted first (`drivable`)."""
     from proofs.adapters.livekit.check import check_scenario
-    from proofs.adapters.livekit.drivable import SPEECH_HOLDS_TURN
     from proofs.adapters.livekit.pairs import pair_scenario
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
 
@@ -160,7 +159,7 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(
     assert row["matches"] is True and row["calls_ran_as_model"] is True
     assert row["real_broken"] == [] and row["push_lines"] == [4808]
     assert row["stepped_with_model"] == row["sequences"] == 4
-    assert row["not_driven_why"] == {SPEECH_HOLDS_TURN: 2}
+    assert row["not_driven"] == 2
 
 
 def test_two_cleanups_start_with_one_message_and_make_the_other_at_the_call() -> None:

