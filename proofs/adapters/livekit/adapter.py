@@ -13,8 +13,13 @@ reaches the site:
   taken then, or earlier by the `copy` stimulus (stale copies).
 * spoken-message: `session.say(text)`.
 * cleanup, interrupted-tool-outputs: set up as a generation with a message the
-  harness never lets play, or with a function call whose tool has returned;
-  the call interrupts the speech and the server ends its response.
+  harness never lets play, or with a function call whose tool waits; the call
+  lets the tool return (unless it has), interrupts the speech, and the server
+  ends its response.
+* the model's `before-call` (`born`): an item made ahead of its call. A
+  tool-output push's generation then calls a second tool (`early`), and the
+  first returns now; an interrupted generation's tool returns now; `say()` is
+  given a text stream whose playout starts now and ends at the call.
 * model-creates and learn: set up as a response the server starts on its own;
   the server appends a function call, then the response's function stream
   yields it and the tool's start puts it in the local context.
@@ -30,9 +35,11 @@ Item ids map to scenario names by what the items are: items the harness
 creates carry the scenario id; the user message is the one whose text is the
 scenario id; a tool output is the one answering `call_<id>`; a spoken message is
 the assistant message whose text is the scenario id. Every other item (the
-function calls of the set-up, livekit's own config-update items) is background:
-left out of the observation, but a delete of an acknowledged background item is
-reported as an error, so no loss hides there.
+function calls of the set-up, a second tool's output, livekit's own config-update
+items) is background: left out of the observation, its ops and events let
+through once they head their FIFO (`_pass_background`), and a delete of an
+acknowledged background item is reported (`background_losses`), so no loss
+hides there.
 """
 
 from __future__ import annotations

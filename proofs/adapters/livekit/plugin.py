@@ -33,6 +33,10 @@ The server's half of the observation is read from the gated server's own
 records; the session's half from the real session (`_remote_chat_ctx`, its
 lock, its ack futures).
 
+A `before-call` step is the adapter's `born`, as over the stand-in: an early
+tool-output push's scripted response carries a second function call, whose tool
+returns at the call.
+
 Two interrupted generations run one after the other, as livekit's speech
 scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
 message is on the server is the set-up's; the other is a real reply started at
