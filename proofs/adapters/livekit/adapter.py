@@ -47,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, llm
@@ -636,15 +636,25 @@ class LivekitAdapter:
         move for it, and it never overtakes a scenario op or event."""
         shared = self.server.shared
         for _ in range(_SETUP_LIMIT):
-            self._learn_server_names()
-            if shared.to_server and self.names.get(shared.to_server[0].item) is None:
+            if shared.to_server and self._background(shared.to_server[0]):
                 self.server.apply_next()
-            elif shared.to_client and self.names.get(shared.to_client[0].item) is None:
+            elif shared.to_client and self._background(shared.to_client[0]):
                 self.rt.deliver()
             else:
                 return
             self.loop.run_until_blocked()
         raise SetupError("background traffic did not settle")
+
+    def _background(self, wire: WireOp | WireEvent) -> bool:
+        """Whether an op or event in flight is about an item outside the scenario."""
+        if wire.item in self.names:
+            return False
+        if wire.payload is not None:
+            # the bridge puts only livekit chat items in (`StandInServer`)
+            return self._name(cast(llm.ChatItem, wire.payload)) is None
+        # a delete or an error carries no item: name what the server holds first
+        self._learn_server_names()
+        return wire.item not in self.names
 
     def observe(self) -> Observation:
         self._pass_background()
