@@ -8,7 +8,8 @@ steps with the model over both providers; with `born` ignored (a mutant that mak
 every item at its call) the same run leaves the model where the local context's
 order shows it. A run the sweep leaves out (`drivable.SPEECH_HOLDS_TURN`) is shown
 to be one the real code does not take, and an interrupted generation's output
-enters the local context when its done event has ended it, as the model now says.
+enters the local context when its done event has ended it, as the model now says
+(with the tool returning at the call or before, not in the set-up as it did).
 """
 
 from __future__ import annotations
@@ -161,3 +162,29 @@ def test_an_interrupted_output_enters_when_the_done_event_ends_its_generation(
     row = check_scenario(release, pair, sweep=True)
     assert row["matches"] is True and row["not_driven"] == 0
     assert row["stepped_with_model"] == row["sequences"] == 24
+
+
+def test_an_interrupted_tool_that_returned_in_the_set_up_leaves_the_model(release: Any) -> None:
+    """The adapter's old start (the interrupted generation's tool returned in the
+    set-up, its output older than every scenario item) leaves the model once a
+    replacement's item is made before the interruption; the tool returning at the
+    call, as now, steps."""
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.adapters.livekit.replay import run
+
+    class AtSetUp(LivekitAdapter):
+        def _prepare(self, index: int, site: str) -> None:
+            super()._prepare(index, site)
+            if site == "interrupted-tool-outputs":
+                self._open_gate(f"call_{self.config.call(index).adds[0]}")
+
+    config = _config(_scenario((812, 4808)))
+    moves = _moves(
+        "call T0; server-apply T0 note1; client-apply T0 note1; call T1; "
+        "server-apply T1 response; client-apply T1 response; server-apply T1 iout2; "
+        "client-apply T1 iout2"
+    )
+    assert run(config, moves).divergence is None
+    old = run(config, moves, build=AtSetUp).divergence
+    assert old is not None and old.startswith("after client-apply T1 response")
+    assert "local: model [msg0, note1, iout2], implementation [msg0, iout2, note1]" in old
