@@ -51,6 +51,9 @@ _OWN = frozenset(
 _UNCALLED = frozenset({Pc.IDLE, Pc.COPIED})
 #: The program counters once a push has returned or raised.
 _ENDED = frozenset({Pc.DONE, Pc.FAILED})
+#: The program counters of an interrupted generation waiting for its done event (or
+#: past it, before its push): called, and its local update still to come.
+_INTERRUPTED = frozenset({Pc.WAIT_DONE, Pc.ENDED})
 
 
 @frozen
@@ -69,7 +72,8 @@ class Plan:
             return pc in _ENDED
         if self.update is LocalUpdate.NONE:
             return True
-        return pc not in _UNCALLED
+        # an interrupted generation's update comes when its done event has ended it
+        return pc not in _UNCALLED and pc not in _INTERRUPTED
 
     def created_by(self, kind: MoveKind, before: Pc, after: Pc) -> bool:
         """Whether a move of `kind` by this task, from `before` to `after`, creates its

@@ -14,9 +14,10 @@ step is the tool returning (`born`), and every other stimulus goes through
   same replay deletes the message, so the replay tells the orders apart.
 * the explorer's shortest loss, the tool output created before the user
   message (its generation called two tools; the first returned before the user
-  turn, the second at the call): livekit puts the output before the message,
-  the mirror has it after, and the replacement deletes the acknowledged
-  message, at the step the model says.
+  turn, the second at the call: the adapter's own `born`): livekit puts the
+  output before the message, the mirror has it after, and the replacement
+  deletes the acknowledged message, at the step the model says, stepping with
+  the model throughout.
 * the 15-step trace (a tool output created while the user turn waits for the
   lock): real, as the model says.
 * an interrupted generation's tool output, created when its tool returned
@@ -162,67 +163,21 @@ class Run:
         raise KeyError(label)
 
 
-def _two_tools() -> Any:
-    """The livekit adapter, with a second tool in each tool-output call's generation.
-
-    The scenario's tool returns at `before-call T`; the second one at the call, so the
-    generation adds the first tool's output only then, older than what came between.
-    """
-    from livekit.agents import llm
-
-    from proofs.adapters.livekit.adapter import LivekitAdapter
-
-    class TwoTools(LivekitAdapter):
-        def _tool_generation(self, index: int, name: str, *, returned: bool, close: bool) -> None:
-            super()._tool_generation(index, name, returned=returned, close=False)
-            later = f"call_later_{name}"
-            self.gates[later] = self.loop.create_future()
-            second = llm.FunctionCall(
-                id=f"fc_later_{name}", call_id=later, name="lookup", arguments="{}"
-            )
-            self.server.model_creates(second.model_copy())
-            self.generations[index].functions.push(second)
-            if close:
-                self.generations[index].close()
-
-        def born(self, task: int) -> None:
-            self.gates[f"call_{self.config.call(task).adds[0]}"].set_result(None)
-
-        def call(self, task: int) -> None:
-            call = self.config.call(task)
-            if call.site != "tool-outputs":
-                super().call(task)
-                return
-            self.called.add(task)
-            self.gates[f"call_later_{call.adds[0]}"].set_result(None)
-
-    return TwoTools
-
-
 def _replay(config: Config, labels: tuple[str, ...], build: Any = None) -> Run:
     from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.adapters.livekit.replay import early_calls
     from proofs.engines.conformance.follow import Follow
 
-    session = Follow(config, build or LivekitAdapter)
+    moves = _moves(labels)
+    early = early_calls(moves)
+    session = Follow(config, build or (lambda c: LivekitAdapter(c, early=early)))
     adapter = session.adapter
     steps = []
     try:
         for label in labels:
             move = _parse(label)
-            if move.kind is MoveKind.BEFORE_CALL:
-                # the real tool returns (the interrupted path's tool returned before
-                # the replay starts); the model takes the step beside it
-                born = getattr(adapter, "born", None)
-                if born is not None:
-                    with adapter.loop.running():
-                        born(move.task)
-                    adapter.loop.run_until_blocked()
-                if session.state is not None:
-                    session.state = session.side.after(session.state, move)
-            else:
-                move = _parse(label)
-                if move.kind in INTERNAL_MOVES:
-                    continue
+            if move.kind not in INTERNAL_MOVES:
+                # `before-call T` is the adapter's `born`: the tool returns then
                 session.give(move)
             seen = adapter.observe()
             steps.append((label, seen.local, seen.mirror))
@@ -263,7 +218,7 @@ def runs(livekit_version: str) -> Iterator[dict[str, Run]]:
     artefact = Config(LOCK5, ARTEFACT, BASE)
     found = {
         "artefact": _replay(artefact, OLD_TRACE),
-        "early": _replay(artefact, EARLY_TRACE, _two_tools()),
+        "early": _replay(artefact, EARLY_TRACE),
         "real": _replay(Config(LOCK5, REAL, BASE), REAL_TRACE),
         # the interrupted generation runs on the activity's coroutine, so its
         # held speech does not hold back the user turn's
@@ -324,13 +279,12 @@ def test_a_tool_output_created_before_the_user_message_is_a_real_loss(
     assert mirror == ("msg0", "asst1", "user-turn-0")
     assert ("user-turn-0", True) in run.deletes
     assert run.violations[Invariant.NO_UNINTENDED_DELETE].item == "user-turn-0"
-    # the model loses it on the same moves and follows the real local context's
-    # order past `call T1`, where the append order left it; the first difference is
-    # the generation waiting for its second tool (outside the scenario) after the ack
+    # the model loses it on the same moves, and the run steps with it throughout:
+    # the generation's second tool (outside the scenario) returns at the call, and
+    # its output's create and ack go through as soon as they head their FIFOs
+    # (`LivekitAdapter._pass_background`; before, the push waited on that ack)
     assert _model_loses(ARTEFACT, EARLY_TRACE, "user-turn-0")
-    assert run.divergence is not None
-    assert run.divergence.startswith("after client-apply T1 tool-outputs-1")
-    assert "stopped where the model goes on: resume T1" in run.divergence
+    assert run.divergence is None
 
 
 def test_a_tool_output_created_while_the_user_turn_waits_is_a_real_loss(

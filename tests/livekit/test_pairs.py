@@ -144,7 +144,10 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(
     """Did not match over the plugin before (8 of 10 interleavings: the model's second
     call pushed where the real second reply, behind the first push, had not run); now
     both calls push in every interleaving and every one steps, over both providers
-    (the stand-in sets the second generation up at its call, as the plugin does)."""
+    (the stand-in sets the second generation up at its call, as the plugin does).
+    With the `before-call` runs driven (a tool returns before its interruption), two
+    more step, and two are left out: a generation whose tool has returned is the
+    current speech, so the other one cannot be interrupted first (`drivable`)."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import pair_scenario
     from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
@@ -155,7 +158,8 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(
     row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
     assert row["matches"] is True and row["calls_ran_as_model"] is True
     assert row["real_broken"] == [] and row["push_lines"] == [4808]
-    assert row["stepped_with_model"] == row["sequences"] == 2
+    assert row["stepped_with_model"] == row["sequences"] == 4
+    assert row["not_driven"] == 2
 
 
 def test_two_cleanups_start_with_one_message_and_make_the_other_at_the_call() -> None:

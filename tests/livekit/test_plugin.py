@@ -79,7 +79,8 @@ def test_say_during_a_tool_push_loses_what_the_model_says(plugin: Any) -> None:
         row["real_broken"] == row["model_broken"] == ["agreement-at-rest", "no-unintended-delete"]
     )
     assert row["model_items"]["no-unintended-delete"] in row["real_items"]["no-unintended-delete"]
-    assert not row["errors"] and not row["background_losses"]
+    # the second tool's output of the early tool push is lost with its own output
+    assert not row["errors"] and set(row["background_losses"]) <= {"later_out1"}
 
 
 def test_an_ack_timeout_is_the_push_own_timer_and_steps_with_the_model(plugin: Any) -> None:
@@ -93,9 +94,14 @@ def test_an_ack_timeout_is_the_push_own_timer_and_steps_with_the_model(plugin: A
 
 
 def test_hypothesis_agrees_and_a_wrong_model_is_caught_with_a_replay(plugin: Any) -> None:
+    from proofs.adapters.livekit.check import release_config
     from proofs.adapters.livekit.explore_plugin import hypothesis_check, replay
 
-    agreed = hypothesis_check(_config("spoken-during-tool-push"), examples=4)
+    # the release's model (with the speech turn), as `ackguard livekit --hypothesis`
+    # runs it: the draws include `before-call` steps, a playout started ahead of its
+    # push holding the turn, which the catalog's turnless records do not model
+    spoken = SCENARIOS_BY_NAME["spoken-during-tool-push"]
+    agreed = hypothesis_check(release_config("lock5", spoken, spoken.environment), examples=4)
     assert agreed["agrees"] and agreed["runs"] >= 4
     wrong = _config("overlapping-push", "unlocked")  # 1.8.9 is lock5, not unlocked
     caught = hypothesis_check(wrong, examples=8)

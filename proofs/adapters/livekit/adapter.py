@@ -13,8 +13,13 @@ reaches the site:
   taken then, or earlier by the `copy` stimulus (stale copies).
 * spoken-message: `session.say(text)`.
 * cleanup, interrupted-tool-outputs: set up as a generation with a message the
-  harness never lets play, or with a function call whose tool has returned;
-  the call interrupts the speech and the server ends its response.
+  harness never lets play, or with a function call whose tool waits; the call
+  lets the tool return (unless it has), interrupts the speech, and the server
+  ends its response.
+* the model's `before-call` (`born`): an item made ahead of its call. A
+  tool-output push's generation then calls a second tool (`early`), and the
+  first returns now; an interrupted generation's tool returns now; `say()` is
+  given a text stream whose playout starts now and ends at the call.
 * model-creates and learn: set up as a response the server starts on its own;
   the server appends a function call, then the response's function stream
   yields it and the tool's start puts it in the local context.
@@ -30,9 +35,11 @@ Item ids map to scenario names by what the items are: items the harness
 creates carry the scenario id; the user message is the one whose text is the
 scenario id; a tool output is the one answering `call_<id>`; a spoken message is
 the assistant message whose text is the scenario id. Every other item (the
-function calls of the set-up, livekit's own config-update items) is background:
-left out of the observation, but a delete of an acknowledged background item is
-reported as an error, so no loss hides there.
+function calls of the set-up, a second tool's output, livekit's own config-update
+items) is background: left out of the observation, its ops and events let
+through once they head their FIFO (`_pass_background`), and a delete of an
+acknowledged background item is reported (`background_losses`), so no loss
+hides there.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, llm
@@ -65,6 +72,8 @@ from proofs.errors import SetupError, UnsupportedConfig
 
 #: The sites whose generation is interrupted, which need a generation of their own.
 _INTERRUPTIBLE = frozenset({"cleanup", "interrupted-tool-outputs"})
+#: The prefix of a second tool's name (`LivekitAdapter._second_tool`).
+SECOND_TOOL = "later_"
 #: How many loop runs and deliveries the set-up may take before it is declared stuck.
 _SETUP_LIMIT = 200
 
@@ -100,12 +109,21 @@ class _CollectErrors(logging.Handler):
 class LivekitAdapter:
     """Drives the installed livekit-agents for one model `Config` (see the module docstring)."""
 
-    def __init__(self, config: Config, *, direct: frozenset[int] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        direct: frozenset[int] | None = None,
+        early: frozenset[int] = frozenset(),
+    ) -> None:
+        """`early`: the calls whose items the run makes before the call (`born`): a
+        tool-output call among them gets a generation with a second tool."""
         loop = asyncio.get_running_loop()
         if not hasattr(loop, "run_until_blocked") or not hasattr(loop, "advance"):
             raise TypeError("the livekit adapter runs on a loop on virtual time the harness steps")
         self.loop: Any = loop
         self.config = config
+        self.early = early
         scenario = config.scenario
         self.names: dict[str, str] = {}
         self.scenario_items = frozenset(scenario.items())
@@ -156,6 +174,10 @@ class LivekitAdapter:
         self.pool_generation: Generation | None = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.copies: dict[int, llm.ChatContext] = {}
+        #: Wire id to label of each second tool's output seen (`_second_tool`).
+        self.second: dict[str, str] = {}
+        #: The text stream of each `say()` started at `born` (closed at its call).
+        self.spoken: dict[int, Stream] = {}
         self.called: set[int] = set()
         self.failures: list[str] = []
         self._errors = _CollectErrors()
@@ -318,9 +340,9 @@ class LivekitAdapter:
     def _prepare(self, index: int, site: str) -> None:
         call = self.config.call(index)
         if site == "tool-outputs":
-            self._tool_generation(index, call.adds[0], returned=False, close=True)
+            self._tool_generation(index, call.adds[0], close=True)
         elif site == "interrupted-tool-outputs":
-            self._tool_generation(index, call.adds[0], returned=True, close=False)
+            self._tool_generation(index, call.adds[0], close=False)
         elif site == "cleanup":
             generation = Generation()
             text = Stream()  # held back: none of it is ever played
@@ -347,22 +369,42 @@ class LivekitAdapter:
             self.rt.replies.append(generation)
             self.handles[index] = self.session.generate_reply()
 
-    def _tool_generation(self, index: int, name: str, *, returned: bool, close: bool) -> None:
+    def _tool_generation(self, index: int, name: str, *, close: bool) -> None:
+        """The generation of a tool-output call: the model's function call, whose tool
+        waits on the gate `call_<name>`. A tool-output push whose output is made
+        before its call (`early`) has a generation that calls a second tool too
+        (`call_later_<name>`, outside the scenario): the first returns at `born`, and
+        the generation waits for the second, which returns at the call."""
         generation = Generation()
         self._begin(index, generation)
-        call_id = f"call_{name}"
-        gate: asyncio.Future[None] = self.loop.create_future()
-        if returned:
-            gate.set_result(None)
-        self.gates[call_id] = gate
-        function_call = llm.FunctionCall(
-            id=f"fc_{name}", call_id=call_id, name="lookup", arguments="{}"
-        )
-        # the model's function call reaches the server conversation, then the stream
-        self.server.model_creates(function_call.model_copy())
-        generation.functions.push(function_call)
+        calls = [name, *self._second_tool(index)]
+        for called in calls:
+            call_id = f"call_{called}"
+            self.gates[call_id] = self.loop.create_future()
+            function_call = llm.FunctionCall(
+                id=f"fc_{called}", call_id=call_id, name="lookup", arguments="{}"
+            )
+            # the model's function call reaches the server conversation, then the stream
+            self.server.model_creates(function_call.model_copy())
+            generation.functions.push(function_call)
         if close:
             generation.close()
+
+    def _second_tool(self, index: int) -> tuple[str, ...]:
+        """The second tool of call `index`'s generation, if it has one (`early`)."""
+        call = self.config.call(index)
+        if call.site == "tool-outputs" and index in self.early:
+            return (f"{SECOND_TOOL}{call.adds[0]}",)
+        return ()
+
+    def _open_gate(self, call_id: str) -> bool:
+        """Let the tool waiting on `call_id` return (its output is made then); whether
+        it was still waiting."""
+        gate = self.gates[call_id]
+        if gate.done():
+            return False
+        gate.set_result(None)
+        return True
 
     def _check_setup(self) -> None:
         scenario = self.config.scenario
@@ -402,7 +444,11 @@ class LivekitAdapter:
         site = wanted.get(function)
         text = frame.get("user_input" if site == "user-turn" else "text")
         for index, call in enumerate(calls):
-            if call.site == site and index in self.called and call.adds[0] == text:
+            if call.site != site:
+                continue
+            if (index in self.called and call.adds[0] == text) or (
+                text is not None and self.spoken.get(index) is text
+            ):
                 return index
         return None
 
@@ -418,17 +464,22 @@ class LivekitAdapter:
         if site == "user-turn":
             self.handles[task] = self.session.generate_reply(user_input=call.adds[0])
         elif site == "spoken-message":
-            self.handles[task] = self.session.say(call.adds[0])
+            spoken = self.spoken.get(task)
+            if spoken is None:
+                self.handles[task] = self.session.say(call.adds[0])
+            else:
+                spoken.close()  # the playout that started at `born` ends
         elif site == "tool-outputs":
-            self.gates[f"call_{call.adds[0]}"].set_result(None)
+            # the scenario's tool returns now unless it did at `born`; a second one last
+            for name in (call.adds[0], *self._second_tool(task)):
+                self._open_gate(f"call_{name}")
         elif site in _INTERRUPTIBLE:
-            if task in self.later:
-                self.later = self.later - {task}
-                with self.loop.running():
-                    self._prepare(task, site)
-                self._settle_delivering()
+            self._start_later(task)
             if call.made_at_call:
                 self._make_at_call(task)
+            if site == "interrupted-tool-outputs" and self._open_gate(f"call_{call.adds[0]}"):
+                # the tool returns now, its output made, before the interruption
+                self.loop.run_until_blocked()
             if site == "cleanup":
                 self._cleanup_base[task] = frozenset(self._named(self._local_ids()))
             ends_on_done = self.config.ends_on_done(task)
@@ -454,6 +505,40 @@ class LivekitAdapter:
             )
         else:
             raise UnsupportedConfig(f"no livekit path for site {site!r}")
+
+    def _start_later(self, task: int) -> None:
+        """Set up call `task`'s generation now if it is one set up late (`later`)."""
+        if task in self.later:
+            self.later = self.later - {task}
+            with self.loop.running():
+                self._prepare(task, self.config.call(task).site)
+            self._settle_delivering()
+
+    def born(self, task: int) -> None:
+        """The model's `before-call`: call `task`'s item is made now, ahead of its call.
+        A tool-output push's first tool returns (its generation waits for the second);
+        an interrupted generation's tool returns (the generation goes on); `say()` is
+        given a text stream whose first text starts the playout, stamping the message's
+        `created_at` (the playout ends at the call)."""
+        call = self.config.call(task)
+        if call.site in ("tool-outputs", "interrupted-tool-outputs"):
+            # a later generation starts here, its tool returning (the sweep leaves
+            # out the runs where the earlier one's traffic is not done, `drivable`)
+            self._start_later(task)
+            if f"call_{call.adds[0]}" not in self.gates:
+                raise LookupError(f"T{task}'s generation starts at its call: no tool yet")
+            if call.site == "tool-outputs" and not self._second_tool(task):
+                # one tool, whose return is the push: the output is made at the call,
+                # and where that order differs the next comparison says so
+                return
+            self._open_gate(f"call_{call.adds[0]}")
+        elif call.site == "spoken-message":
+            spoken = Stream()
+            spoken.push(call.adds[0])
+            self.spoken[task] = spoken
+            self.handles[task] = self.session.say(spoken)
+        else:
+            raise UnsupportedConfig(f"no livekit path makes {call.site}'s items before its call")
 
     def _make_at_call(self, task: int) -> None:
         """Call `task`'s generation makes its never-played messages as it runs
@@ -522,6 +607,8 @@ class LivekitAdapter:
         name: str | None = None
         if isinstance(item, llm.FunctionCallOutput) and item.call_id.startswith("call_"):
             name = item.call_id.removeprefix("call_")
+            if name.startswith(SECOND_TOOL):
+                self.second[item.id] = name  # a second tool's output (background)
         elif isinstance(item, llm.ChatMessage):
             text = item.text_content
             if text in self.scenario_items:
@@ -543,7 +630,34 @@ class LivekitAdapter:
         self._learn_names(items)
         return tuple(item.id for item in items)
 
+    def _pass_background(self) -> None:
+        """Let an op or event of an item outside the scenario through once it heads its
+        FIFO (a second tool's output), as the plugin's gate does: the model has no
+        move for it, and it never overtakes a scenario op or event."""
+        shared = self.server.shared
+        for _ in range(_SETUP_LIMIT):
+            if shared.to_server and self._background(shared.to_server[0]):
+                self.server.apply_next()
+            elif shared.to_client and self._background(shared.to_client[0]):
+                self.rt.deliver()
+            else:
+                return
+            self.loop.run_until_blocked()
+        raise SetupError("background traffic did not settle")
+
+    def _background(self, wire: WireOp | WireEvent) -> bool:
+        """Whether an op or event in flight is about an item outside the scenario."""
+        if wire.item in self.names:
+            return False
+        if wire.payload is not None:
+            # the bridge puts only livekit chat items in (`StandInServer`)
+            return self._name(cast(llm.ChatItem, wire.payload)) is None
+        # a delete or an error carries no item: name what the server holds first
+        self._learn_server_names()
+        return wire.item not in self.names
+
     def observe(self) -> Observation:
+        self._pass_background()
         self._learn_server_names()
         self._learn_names(self.rt.mirror_items())
         local = self._named(self._local_ids())
@@ -699,9 +813,10 @@ class LivekitAdapter:
         return [index for index in sorted(self.called) if self.phase(index) is None]
 
     def background_losses(self) -> list[str]:
-        """Acknowledged items outside the scenario that a push deleted."""
+        """Acknowledged items outside the scenario that a push deleted (a second
+        tool's output as `later_<output>`)."""
         return [
-            item
+            self.second.get(item, item)
             for origin, item, acked in self.server.deletes_sent
             if acked and item not in self.names
         ]

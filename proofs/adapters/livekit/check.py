@@ -53,6 +53,7 @@ from model.shapes import (
 from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.adapter import LivekitAdapter
+from proofs.adapters.livekit.drivable import undrivable
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
     Release,
@@ -333,6 +334,8 @@ def check_scenario(
     #: per run: whether each call's push started and ended as the model's run says
     ran_as_model: list[bool] = []
     seen: set[tuple[str, ...]] = set()
+    #: The runs (replays and sweep) left out, by why the real code cannot take them.
+    left: dict[str, int] = {}
     explorations = {
         source: explore(release_config(source, scenario, environment, speech_turn))
         for source in dict.fromkeys((release.variant, WEAKEST))
@@ -345,6 +348,11 @@ def check_scenario(
             if key in seen:
                 continue
             seen.add(key)
+            why = undrivable(config, finding.trace.moves)
+            if why is not None:
+                # a counterexample the real code cannot take is counted, not run
+                left[why] = left.get(why, 0) + 1
+                continue
             outcome, ran = go(config, finding.trace.moves)
             # the calls of a trace run as the model it comes from says: the release's
             # own model may not allow a weaker variant's trace at all
@@ -354,9 +362,10 @@ def check_scenario(
             label = f"{source} {finding.invariant.value}"
             replays.append(_outcome_json(outcome, ran, expected_ran, label))
     swept: list[dict[str, Any]] = []
-    undriven = 0
     if sweep:
-        driven, undriven = drivable_sequences(config)
+        driven, undriven_runs = drivable_sequences(config)
+        for why, count in undriven_runs.items():
+            left[why] = left.get(why, 0) + count
         for moves in driven:
             outcome, ran = go(config, moves)
             expected_ran = model_ran(config, moves)
@@ -428,7 +437,8 @@ def check_scenario(
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
         "sequences": len(swept),
-        "not_driven": undriven,
+        # every run left out is of the one kind `drivable` names (SPEECH_HOLDS_TURN)
+        "not_driven": sum(left.values()),
         "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
         "replays": replays,
         "sweep": swept,
@@ -442,14 +452,18 @@ def check_scenario(
     }
 
 
-def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], int]:
-    """The model's stimulus sequences the livekit adapters drive, and how many they
-    leave out: those with a `before-call` step (a tool output or a playout created
-    before its call). The adapters' tools return at their calls, so each item is
-    created there; the sequences without that step are exactly those runs."""
-    every = sequences(config)
-    driven = [moves for moves in every if all(m.kind is not MoveKind.BEFORE_CALL for m in moves)]
-    return driven, len(every) - len(driven)
+def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], dict[str, int]]:
+    """The model's stimulus sequences the livekit adapters drive, and how many of each
+    kind they leave out (`UNDRIVABLE`, by the reason the real code cannot take them)."""
+    driven: list[tuple[Move, ...]] = []
+    left: dict[str, int] = {}
+    for moves in sequences(config):
+        why = undrivable(config, moves)
+        if why is None:
+            driven.append(moves)
+        else:
+            left[why] = left.get(why, 0) + 1
+    return driven, left
 
 
 def check_path(release: Release, scenario: Scenario, provider: str = "standin") -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """Hypothesis over the real plugin: random interleavings, shrunk, with a replay string.
 
-Each example is one run (`plugin.PluginFollow`): Hypothesis draws the next
-stimulus among those the model allows in the state the run is in (but a
-`before-call` step, which the plugin's tools, returning at their calls, cannot
-make), gives it to
-the real code, and goes on until the model has nothing more to give; then
+Each example is one run (`plugin.PluginFollow`): Hypothesis draws which
+tool-output calls have a generation with a second tool (so that their output can
+be made before the call, `LivekitAdapter.early`), then each next stimulus among
+those the model allows in the state the run is in and the real code can take
+(`drivable.undrivable`; a `before-call` of a one-tool push is not drawn), gives it
+to the real code, and goes on until the model has nothing more to give; then
 everything in flight is delivered. The property is that the verdicts agree:
 the invariants the real code broke are exactly those the model broke along the
 same stimuli (the model's states are checked with `model.invariants.check`),
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 from model import Config, Invariant, Move, MoveKind
 from model.invariants import check
+from proofs.adapters.livekit.drivable import undrivable
 from proofs.adapters.livekit.plugin import PluginFollow, run_plugin
 from proofs.engines.conformance.steps import format_steps, parse_steps, single_steps
 
@@ -54,19 +56,31 @@ class Disagreement:
         return f"the real code {what}, along: {self.replay}"
 
 
+def _drawable(config: Config, early: frozenset[int], moves: list[Move], move: Move) -> bool:
+    """Whether the real code can take `move` after `moves` (the sweep's rule)."""
+    if (
+        move.kind is MoveKind.BEFORE_CALL
+        and move.task is not None
+        and config.call(move.task).site == "tool-outputs"
+        and move.task not in early
+    ):
+        return False
+    return undrivable(config, (*moves, move)) is None
+
+
 def _one_run(config: Config, draw: Any, tally: dict[str, int]) -> None:
-    session = PluginFollow(config)
+    tools = [i for i, call in enumerate(config.scenario.calls) if call.site == "tool-outputs"]
+    early = frozenset(i for i in tools if draw(st.booleans()))
+    session = PluginFollow(config, early=early)
     model_broken: set[Invariant] = set()
     moves: list[Move] = []
     try:
         while session.state is not None:
-            # the plugin's tools return at their calls: no item is created before it
-            # (`check.drivable_sequences` leaves those runs out of the sweep too)
             choices = sorted(
                 (
                     m
                     for m in session.side.stimuli(session.state)
-                    if m.kind is not MoveKind.BEFORE_CALL
+                    if _drawable(config, early, moves, m)
                 ),
                 key=lambda m: m.label(),
             )

@@ -33,6 +33,10 @@ The server's half of the observation is read from the gated server's own
 records; the session's half from the real session (`_remote_chat_ctx`, its
 lock, its ack futures).
 
+A `before-call` step is the adapter's `born`, as over the stand-in: an early
+tool-output push's scripted response carries a second function call, whose tool
+returns at the call.
+
 Two interrupted generations run one after the other, as livekit's speech
 scheduler runs them (`model.sites.SpeechTurn`): the one whose never-played
 message is on the server is the set-up's; the other is a real reply started at
@@ -50,9 +54,15 @@ from typing import Any
 from impl.gated_server import Call, GatedConnection, GatedServer, Message, Response, is_item_op
 from model import Config, EventKind, Move, OpKind
 from model.state import RESPONSE
-from proofs.adapters.livekit.adapter import LivekitAdapter
+from proofs.adapters.livekit.adapter import SECOND_TOOL, LivekitAdapter
 from proofs.adapters.livekit.plugin_session import ObservedModel, SentOp
-from proofs.adapters.livekit.replay import Outcome, _outcome, give_until_stuck, quiet_close
+from proofs.adapters.livekit.replay import (
+    Outcome,
+    _outcome,
+    early_calls,
+    give_until_stuck,
+    quiet_close,
+)
 from proofs.adapters.livekit.socket_loop import new_socket_loop
 from proofs.engines.conformance.adapter import EventView, OpView
 from proofs.engines.conformance.follow import Follow
@@ -72,7 +82,7 @@ ACK_TIMEOUT = 5.0
 class PluginAdapter(LivekitAdapter):
     """The livekit adapter over the real OpenAI plugin (see the module docstring)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, early: frozenset[int] = frozenset()) -> None:
         calls = config.scenario.calls
         interruptible = [i for i, c in enumerate(calls) if c.site in _INTERRUPTIBLE]
         if sum(1 for i in interruptible if calls[i].drops and not calls[i].made_at_call) > 1:
@@ -94,7 +104,7 @@ class PluginAdapter(LivekitAdapter):
         #: Whether the cancel of an interruption and its done are the model's op and
         #: event (gated) rather than session traffic (set in `_wire_cancels`).
         self.gates_cancels = False
-        super().__init__(config, direct=frozenset())
+        super().__init__(config, direct=frozenset(), early=early)
         self.loop.on_blocked = self._release_background
 
     def _later_generations(self) -> frozenset[int]:
@@ -147,13 +157,19 @@ class PluginAdapter(LivekitAdapter):
         raise SetupError("the set-up did not settle")
 
     def call(self, task: int) -> None:
-        """A deferred generation starts now, runs (its session traffic let through)
-        until its tool has returned, and is then interrupted as any other."""
+        """A deferred generation starts now (unless its tool returned at `born`), runs
+        (its session traffic let through) until its tool has returned, and is then
+        interrupted as any other."""
+        self._start_later(task)
+        super().call(task)
+
+    def _start_later(self, task: int) -> None:
+        """A deferred generation starts: its reply is sent and let through until its
+        tool runs."""
         if task in self.deferred:
             self.deferred = self.deferred - {task}
             self._prepare(task, self.config.call(task).site)
             self.loop.run_until_blocked()
-        super().call(task)
 
     def _make_at_call(self, task: int) -> None:
         """The deferred generation has started (`call`): let its message through to
@@ -166,16 +182,14 @@ class PluginAdapter(LivekitAdapter):
             return
         call = self.config.call(index)
         if site in ("tool-outputs", "interrupted-tool-outputs"):
-            name = call.adds[0]
-            call_id = f"call_{name}"
-            gate: asyncio.Future[None] = self.loop.create_future()
-            if site == "interrupted-tool-outputs":
-                gate.set_result(None)  # the tool has returned; the generation is under way
-            self.gates[call_id] = gate
+            # each tool waits on its gate; an `early` tool-output push's response calls
+            # a second tool, outside the scenario, which returns at the call
+            called = [call.adds[0], *self._second_tool(index)]
+            for each in called:
+                self.gates[f"call_{each}"] = self.loop.create_future()
             held = site == "interrupted-tool-outputs"
-            self.gated.responses.append(
-                Response((Call(f"fc_{name}", call_id, "lookup"),), held=held, tag=str(index))
-            )
+            outputs = tuple(Call(f"fc_{each}", f"call_{each}", "lookup") for each in called)
+            self.gated.responses.append(Response(outputs, held=held, tag=str(index)))
             self.handles[index] = self.session.generate_reply()
         elif site == "cleanup":
             name = call.drops[0]
@@ -321,6 +335,9 @@ class PluginAdapter(LivekitAdapter):
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _pass_background(self) -> None:
+        """Nothing: the loop lets session traffic through when blocked (`_release_background`)."""
+
     def _server_ids(self) -> tuple[str, ...]:
         return self.conn.conversation.ids()
 
@@ -337,6 +354,8 @@ class PluginAdapter(LivekitAdapter):
             call_id = str(item.get("call_id", ""))
             if call_id.startswith("call_"):
                 name = call_id.removeprefix("call_")
+                if name.startswith(SECOND_TOOL):
+                    self.second[item_id] = name
         elif item.get("type") == "message":
             texts = [part.get("text") for part in item.get("content", [])]
             if len(texts) == 1 and texts[0] in self.scenario_items:
@@ -469,7 +488,7 @@ class PluginAdapter(LivekitAdapter):
         """Acknowledged items outside the scenario that a push deleted."""
         sent: dict[str, SentOp] = self.rt.sent
         return [
-            d.item_id
+            self.second.get(d.item_id, d.item_id)
             for d in self.conn.deletes
             if d.acked and d.item_id not in self.names and str(d.event_id) in sent
         ]
@@ -496,8 +515,15 @@ class PluginAdapter(LivekitAdapter):
 class PluginFollow(Follow[PluginAdapter]):
     """The engines' `Follow`, on a `SocketLoop` instead of the conformance loop."""
 
-    def __init__(self, config: Config, build: type[PluginAdapter] | None = None) -> None:
-        super().__init__(config, build or PluginAdapter, loop=new_socket_loop)
+    def __init__(
+        self,
+        config: Config,
+        build: type[PluginAdapter] | None = None,
+        early: frozenset[int] = frozenset(),
+    ) -> None:
+        """`early`: the calls whose items the run makes before the call (`born`)."""
+        cls = build or PluginAdapter
+        super().__init__(config, lambda c: cls(c, early=early), loop=new_socket_loop)
 
 
 def plugin_adapter(config: Config) -> PluginAdapter:
@@ -515,7 +541,8 @@ def run_plugin(
     """Give the real plugin `stimuli` (internal moves are skipped), then drain.
 
     `build` is the adapter class (a test passes a mutant of it)."""
-    session = PluginFollow(config, build)
+    stimuli = tuple(stimuli)
+    session = PluginFollow(config, build, early_calls(stimuli))
     try:
         stuck = give_until_stuck(session, stimuli)
         if drain:

@@ -18,12 +18,12 @@ from typing import Protocol
 
 from attrs import frozen
 
-from model import INTERNAL_MOVES, Config, Invariant, Move
+from model import INTERNAL_MOVES, Config, Invariant, Move, MoveKind
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.engines.conformance.checks import ImplViolation
 from proofs.engines.conformance.follow import Follow, sequences
 
-__all__ = ["Outcome", "run", "sequences"]
+__all__ = ["Outcome", "early_calls", "run", "sequences"]
 
 log = logging.getLogger("ackguard.livekit")
 
@@ -100,6 +100,14 @@ def _outcome(session: Follow[LivekitAdapter], stuck: str | None) -> Outcome:
     )
 
 
+def early_calls(stimuli: Iterable[Move]) -> frozenset[int]:
+    """The calls whose items a run makes before the call (its `before-call` steps):
+    the adapter sets their generations up for it (`LivekitAdapter.early`)."""
+    return frozenset(
+        m.task for m in stimuli if m.kind is MoveKind.BEFORE_CALL and m.task is not None
+    )
+
+
 class _Gives(Protocol):
     def give(self, move: Move) -> None: ...
 
@@ -126,7 +134,9 @@ def run(
 ) -> Outcome:
     """Give the real code `stimuli` (internal moves are skipped), then drain; `build`
     is the adapter class (a mutant, or one that records what it saw)."""
-    session = Follow(config, build)
+    stimuli = tuple(stimuli)
+    early = early_calls(stimuli)
+    session = Follow(config, lambda c: build(c, early=early))
     try:
         stuck = give_until_stuck(session, stimuli)
         if drain:

@@ -1,0 +1,190 @@
+"""The model's `before-call` steps, driven in livekit 1.8.9 as what they are.
+
+A `before-call T` step makes call T's item ahead of its call (`LivekitAdapter.born`):
+a tool-output push's first tool returns while its generation waits for a second
+one; an interrupted generation's tool returns before the interruption; a `say()`'s
+playout starts (its message is stamped with that moment). One run of each kind
+steps with the model over both providers; with `born` ignored (a mutant that makes
+every item at its call) the same run leaves the model where the local context's
+order shows it. A run the sweep leaves out (`drivable.SPEECH_HOLDS_TURN`) is shown
+to be one the real code does not take, and an interrupted generation's output
+enters the local context when its done event has ended it, as the model now says
+(with the tool returning at the call or before, not in the set-up as it did).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from model import Config, Move, MoveKind
+from model.scenarios import SCENARIOS_BY_NAME, Scenario
+
+#: One driven run per kind of `before-call`, and where a mutant without it leaves.
+RUNS = {
+    "tool": (
+        "overlapping-push",
+        "before-call T0; call T1; server-apply T1 hello; client-apply T1 hello; call T0; "
+        "server-apply T0 out1; client-apply T0 out1",
+        "local: model [msg0, out1, hello], implementation [msg0, hello, out1]",
+    ),
+    "interrupted": (
+        (812, 4808),
+        "before-call T1; call T0; call T1; server-apply T0 note1; client-apply T0 note1; "
+        "server-apply T1 response; client-apply T1 response; server-apply T1 iout2; "
+        "client-apply T1 iout2",
+        "local: model [msg0, iout2, note1], implementation [msg0, note1, iout2]",
+    ),
+    "playout": (
+        (812, 3459),
+        "before-call T1; call T0; call T1; server-apply T0 note1; client-apply T0 note1; "
+        "server-apply T1 note1; client-apply T1 note1; server-apply T1 spoken2; "
+        "client-apply T1 spoken2",
+        "local: model [msg0, spoken2, note1], implementation [msg0, note1, spoken2]",
+    ),
+}
+_PAIRS = {
+    (812, 4808): ("replacement", "interrupted-tool-outputs"),
+    (812, 3459): ("replacement", "spoken-message"),
+}
+
+
+def _scenario(which: str | tuple[int, int]) -> Scenario:
+    from proofs.adapters.livekit.pairs import pair_scenario
+
+    if isinstance(which, str):
+        return SCENARIOS_BY_NAME[which]
+    first, second = _PAIRS[which]
+    return pair_scenario(first, second, which)
+
+
+def _config(scenario: Scenario) -> Config:
+    from proofs.adapters.livekit.check import release_config
+
+    return release_config("lock5", scenario, scenario.environment)
+
+
+def _moves(text: str) -> list[Move]:
+    moves = []
+    for label in text.split("; "):
+        kind, task, *item = label.split()
+        moves.append(Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None))
+    return moves
+
+
+@pytest.fixture(scope="module")
+def release(livekit_version: str) -> Any:
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    if livekit_version != "1.8.9":
+        pytest.skip("the runs' lines are 1.8.9's")
+    return RELEASES_BY_VERSION[livekit_version]
+
+
+def _deaf(base: type[Any]) -> type[Any]:
+    class Deaf(base):  # type: ignore[misc,valid-type]
+        """The mutant: every item is made at its call (`before-call` does nothing)."""
+
+        def born(self, task: int) -> None:
+            return None
+
+    return Deaf
+
+
+@pytest.mark.parametrize("kind", sorted(RUNS))
+def test_each_kind_of_before_call_steps_and_a_mutant_without_it_leaves(
+    release: Any, kind: str
+) -> None:
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.adapters.livekit.plugin import PluginAdapter, run_plugin
+    from proofs.adapters.livekit.replay import run
+
+    which, text, left = RUNS[kind]
+    config = _config(_scenario(which))
+    moves = _moves(text)
+    assert run(config, moves).divergence is None
+    assert run_plugin(config, moves).divergence is None
+    for outcome in (
+        run(config, moves, build=_deaf(LivekitAdapter)),
+        run_plugin(config, moves, build=_deaf(PluginAdapter)),
+    ):
+        assert outcome.divergence is not None and left in outcome.divergence, kind
+
+
+def test_a_run_left_out_because_a_started_playout_holds_the_turn_leaves_the_model(
+    release: Any,
+) -> None:
+    """`say()`'s playout started, then the tool-output push is called: the model pushes,
+    the real push waits for the current speech (the say's), so the run is left out."""
+    from proofs.adapters.livekit.drivable import SPEECH_HOLDS_TURN, undrivable
+    from proofs.adapters.livekit.replay import run
+
+    config = _config(SCENARIOS_BY_NAME["spoken-during-tool-push"])
+    moves = _moves("before-call T1; call T0; server-apply T0 out1")
+    assert undrivable(config, moves) == SPEECH_HOLDS_TURN
+    outcome = run(config, moves, drain=False)
+    assert outcome.divergence is not None
+    assert outcome.divergence.startswith("after call T0")
+    assert "T0.pc: model wait-acks, implementation idle" in outcome.divergence
+
+
+def test_an_interrupted_output_enters_when_the_done_event_ends_its_generation(
+    release: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every interleaving of a replacement beside interrupted tool outputs steps over
+    the stand-in (3 of 12 before): the output, made before the interruption, enters
+    the local context once the done event has ended the generation, by its creation
+    time, so before a replacement's item made later. With the model's old rule (its
+    items entered at the call) the rows stop stepping."""
+    from model import local_order
+    from model.sites import LocalUpdate
+    from model.state import Pc
+    from proofs.adapters.livekit.check import check_scenario
+    from proofs.engines.conformance import lockstep
+
+    pair = _scenario((812, 4808))
+
+    def at_the_call(self: Any, pc: Pc) -> bool:
+        if self.update is LocalUpdate.AFTER_PUSH:
+            return pc in (Pc.DONE, Pc.FAILED)
+        return self.update is LocalUpdate.NONE or pc not in (Pc.IDLE, Pc.COPIED)
+
+    # the model's successors are memoised per config: each rule gets fresh memos
+    with monkeypatch.context() as patch:
+        patch.setattr(local_order.Plan, "entered", at_the_call)
+        patch.setattr(local_order, "_PLANS", {})
+        patch.setattr(lockstep, "_MODEL_SIDES", {})
+        old = check_scenario(release, pair, sweep=True)
+    assert old["stepped_with_model"] < old["sequences"]
+    monkeypatch.setattr(local_order, "_PLANS", {})
+    monkeypatch.setattr(lockstep, "_MODEL_SIDES", {})
+    row = check_scenario(release, pair, sweep=True)
+    assert row["matches"] is True and row["not_driven"] == 0
+    assert row["stepped_with_model"] == row["sequences"] == 24
+
+
+def test_an_interrupted_tool_that_returned_in_the_set_up_leaves_the_model(release: Any) -> None:
+    """The adapter's old start (the interrupted generation's tool returned in the
+    set-up, its output older than every scenario item) leaves the model once a
+    replacement's item is made before the interruption; the tool returning at the
+    call, as now, steps."""
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.adapters.livekit.replay import run
+
+    class AtSetUp(LivekitAdapter):
+        def _prepare(self, index: int, site: str) -> None:
+            super()._prepare(index, site)
+            if site == "interrupted-tool-outputs":
+                self._open_gate(f"call_{self.config.call(index).adds[0]}")
+
+    config = _config(_scenario((812, 4808)))
+    moves = _moves(
+        "call T0; server-apply T0 note1; client-apply T0 note1; call T1; "
+        "server-apply T1 response; client-apply T1 response; server-apply T1 iout2; "
+        "client-apply T1 iout2"
+    )
+    assert run(config, moves).divergence is None
+    old = run(config, moves, build=AtSetUp).divergence
+    assert old is not None and old.startswith("after client-apply T1 response")
+    assert "local: model [msg0, note1, iout2], implementation [msg0, iout2, note1]" in old
