@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.move_table import MOVES, Actor, MoveKind
 from model.sites import Creation, LocalOrder, LocalPosition, LocalUpdate, RequestSource, local_order
-from model.state import Pc, State
+from model.state import Pc, State, evolve
 
 #: An item: its id in the model's states, or its number in the compact encoding's.
 _I = TypeVar("_I", bound=Hashable)

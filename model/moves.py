@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterator
 from itertools import chain
 
 import attrs
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from model import local_order
 from model.diff import mirror_diff, three_way_diff
@@ -55,6 +55,7 @@ from model.state import (
     Pc,
     State,
     Task,
+    evolve,
     expected_view,
     insert_after,
     tombstones,
