@@ -28,6 +28,7 @@ from model import (
     check,
 )
 from proofs.engines.explore import Exploration, explore
+from proofs.engines.jobs import kept_worker
 from proofs.engines.trace import Trace, replay
 from proofs.errors import InternalError
 
@@ -130,6 +131,7 @@ def smallest(runs: Sequence[Run]) -> Run | None:
     return min(failing, key=lambda r: (r.calls, r.depth or 0, r.name))
 
 
+@kept_worker  # pure: no z3, and nothing a later group reads
 def explore_group(
     variant: Variant,
     environment: Environment,
