@@ -101,9 +101,24 @@ def plan(config: Config) -> tuple[Plan, ...]:
         return found[1]
     if len(_PLANS) > 512:
         _PLANS.clear()
+        _ORDERED.clear()
     made = _plan(config)
     _PLANS[id(config)] = (config, made)
     return made
+
+
+#: `ordered(plans)` by the identity of the plans `plan` keeps (`follow` asks on every
+#: successor).
+_ORDERED: dict[int, tuple[tuple[Plan, ...], bool]] = {}
+
+
+def _ordered(plans: tuple[Plan, ...]) -> bool:
+    found = _ORDERED.get(id(plans))
+    if found is not None and found[0] is plans:
+        return found[1]
+    answer = ordered(plans)
+    _ORDERED[id(plans)] = (plans, answer)
+    return answer
 
 
 def _plan(config: Config) -> tuple[Plan, ...]:
@@ -216,7 +231,7 @@ def follow(before: State, config: Config, kind: MoveKind, task: int | None, afte
     the move created recorded, and the items it added to the local context placed
     by creation time where their site's position says so."""
     plans = plan(config)
-    if not ordered(plans):
+    if not _ordered(plans):
         return after
     own = kind in _OWN and task is not None
     placed: tuple[str, ...] = ()
