@@ -1,5 +1,6 @@
-"""Kept workers (`jobs.kept_worker`): the explorer's groups share worker processes, and
-a kept worker keeps the limits a fresh one has (a deadline, an error named)."""
+"""Kept workers (`jobs.kept_worker`): the explorer's groups share worker processes, a
+kept worker keeps the limits a fresh one has (a deadline, an error named), and what
+it remembers of earlier groups' explorations is exact."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import time
 
 import pytest
 
+import proofs.engines.settle as settle
+from model import SCENARIOS_BY_NAME, VARIANTS_BY_NAME, Config, Environment, Invariant
+from proofs.engines.explore import Exploration, explore
 from proofs.engines.jobs import Jobs, _Job, kept_worker
 from proofs.engines.settle import explore_group, fol_proof
 from proofs.errors import InternalError
@@ -66,3 +70,50 @@ def test_a_kept_job_that_raises_is_an_internal_error_naming_it() -> None:
 def test_the_explorer_groups_run_in_kept_workers_and_proofs_do_not() -> None:
     assert _Job("group", explore_group, (), 1.0).kept
     assert not _Job("proof", fol_proof, (), 1.0).kept
+
+
+# -- the explorations a kept worker remembers (`settle._explore`) -----------------------
+
+
+def _answer(exploration: Exploration) -> object:
+    """What a group reads of an exploration, its seconds aside."""
+    return (exploration.config, exploration.states, exploration.findings)
+
+
+def _remembered_agrees(configs: list[Config]) -> bool:
+    """Whether each config's remembered answer, asked in turn, is its fresh exploration."""
+    settle._EXPLORED.clear()
+    try:
+        return all(
+            _answer(settle._explore(c, INVARIANTS)) == _answer(explore(c, INVARIANTS))
+            for c in configs
+        )
+    finally:
+        settle._EXPLORED.clear()
+
+
+INVARIANTS = tuple(Invariant)
+#: lock3 and lock5 are one model on overlapping-push (neither site that only lock5
+#: locks is called), unlocked is not; `stale-anchors` is read by no scenario here.
+SAME_MODEL = [
+    Config(VARIANTS_BY_NAME[v], SCENARIOS_BY_NAME["overlapping-push"], Environment(**env))
+    for v in ("lock3", "lock5", "unlocked")
+    for env in ({}, {"stale_anchors": True})
+]
+
+
+def test_a_remembered_exploration_is_the_fresh_one_for_the_same_model() -> None:
+    settle._EXPLORED.clear()
+    first = settle._explore(SAME_MODEL[0], INVARIANTS)
+    again = settle._explore(SAME_MODEL[1], INVARIANTS)  # lock3 under stale-anchors
+    assert len(settle._EXPLORED) == 1 and again.config is SAME_MODEL[1]
+    assert again.findings == first.findings
+    assert _remembered_agrees(SAME_MODEL)
+
+
+def test_the_comparison_catches_a_memo_keyed_too_coarsely(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the mutant keys by the scenario alone: unlocked is then given lock3's answer
+    monkeypatch.setattr(settle, "_behaviour", lambda config, invariants: config.scenario)
+    assert not _remembered_agrees(SAME_MODEL)
