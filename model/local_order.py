@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.move_table import MOVES, Actor, MoveKind
 from model.sites import Creation, LocalOrder, LocalPosition, LocalUpdate, RequestSource, local_order
-from model.state import Pc, State
+from model.state import Pc, State, evolve
 
 #: An item: its id in the model's states, or its number in the compact encoding's.
 _I = TypeVar("_I", bound=Hashable)
@@ -105,9 +105,24 @@ def plan(config: Config) -> tuple[Plan, ...]:
         return found[1]
     if len(_PLANS) > 512:
         _PLANS.clear()
+        _ORDERED.clear()
     made = _plan(config)
     _PLANS[id(config)] = (config, made)
     return made
+
+
+#: `ordered(plans)` by the identity of the plans `plan` keeps (`follow` asks on every
+#: successor).
+_ORDERED: dict[int, tuple[tuple[Plan, ...], bool]] = {}
+
+
+def _ordered(plans: tuple[Plan, ...]) -> bool:
+    found = _ORDERED.get(id(plans))
+    if found is not None and found[0] is plans:
+        return found[1]
+    answer = ordered(plans)
+    _ORDERED[id(plans)] = (plans, answer)
+    return answer
 
 
 def _plan(config: Config) -> tuple[Plan, ...]:
@@ -220,7 +235,7 @@ def follow(before: State, config: Config, kind: MoveKind, task: int | None, afte
     the move created recorded, and the items it added to the local context placed
     by creation time where their site's position says so."""
     plans = plan(config)
-    if not ordered(plans):
+    if not _ordered(plans):
         return after
     own = kind in _OWN and task is not None
     placed: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterator
 from itertools import chain
 
 import attrs
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from model import local_order
 from model.diff import mirror_diff, three_way_diff
@@ -56,6 +56,7 @@ from model.state import (
     Pc,
     State,
     Task,
+    evolve,
     expected_view,
     insert_after,
     tombstones,
@@ -466,7 +467,7 @@ def _diff_and_send(state: State, config: Config, index: int) -> State:
     sent = ops if config.reconnects() and not unrecorded else ()
     if ops and config.reconnects() and shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
         # one record of sent ops, cleared as each push starts: only this push's stay
-        state = evolve(state, tasks=tuple(evolve(t, ops=()) for t in state.tasks))
+        state = evolve(state, tasks=tuple(_without_ops(t) for t in state.tasks))
     if shape.waits_for_acks:
         state = state.with_task(index, pc=Pc.WAIT_ACKS, pending=keys, request=request, ops=sent)
         return state if ops else _finish(state, config, index, Pc.DONE)
@@ -516,8 +517,13 @@ def _end(state: State, config: Config, index: int, pc: Pc) -> State:
         state = evolve(state, local=_upsert(state.local, call.adds))
     if state.tasks[index].ops and config.shape.reconnect_resends is ReconnectResends.CURRENT_PUSH:
         # the record of sent ops is cleared as the push ends, whoever is in it
-        state = evolve(state, tasks=tuple(evolve(t, ops=()) for t in state.tasks))
+        state = evolve(state, tasks=tuple(_without_ops(t) for t in state.tasks))
     return state.with_task(index, pc=pc, pending=frozenset(), ops=())
+
+
+def _without_ops(task: Task) -> Task:
+    """`task` with no record of sent ops (itself when it has none: no copy made)."""
+    return evolve(task, ops=()) if task.ops else task
 
 
 def _apply(items: tuple[str, ...], call: Call) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ through the readable model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import model.diff as _diff
@@ -315,6 +315,7 @@ class CompactModel:
         self.ordered = _order.ordered(self.plans)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
+        self._creates: dict[tuple[int, MoveKind, int, int], bool] = {}
 
     # -- conversion ---------------------------------------------------------
 
@@ -552,42 +553,65 @@ class CompactModel:
             return t
         own = kind in _OWN and task is not None
         before_local, after_local = s[LOCAL], t[LOCAL]
+        born = s[CREATED][1]
+        moved = after_local != before_local
+        if not moved and not own and not born:
+            # the environment changed no local item, and no creation order is kept
+            return t
         placed: tuple[int, ...] = ()
-        if after_local != before_local:
+        if moved:
+            before_tasks = s[TASKS]
             for index in range(self.n_tasks):
-                if not self.by_created_at[index] or self._entered(index, s[TASKS][index][0]):
+                if not self.by_created_at[index] or self._entered(index, before_tasks[index][0]):
                     continue
                 placed += tuple(
                     i for i in self.plan_adds[index] if i in after_local and i not in before_local
                 )
         created: tuple[int, ...] = ()
-        born = s[CREATED][1]
         if own and task is not None:
-            task_plan = self.plans[task]
-            if task_plan.created_by(kind, _PC_BACK[s[TASKS][task][0]], _PC_BACK[t[TASKS][task][0]]):
+            if self._created_by(task, kind, s[TASKS][task][0], t[TASKS][task][0]):
                 created = tuple(i for i in self.plan_adds[task] if i not in born)
-        elif not own:
+        elif moved:
             created = tuple(i for i in after_local if i not in before_local and i not in placed)
         if not created and not placed and not born:
             return t
         born = born + created
+        # placed by the whole creation order, which is trimmed only after
+        trimmed = self._trimmed(t[TASKS], born)
+        if not placed and trimmed == t[CREATED][1]:
+            return t
         w = _Scratch(t)
         if placed:
             kept = tuple(i for i in after_local if i not in placed)
             w.local = _order.upsert(kept, placed, born)
-        self._record(w, born)
+        w.born = trimmed
         return w.freeze()
+
+    def _created_by(self, task: int, kind: MoveKind, before: int, after: int) -> bool:
+        """`Plan.created_by` of task `task`, memoized: it reads only its arguments."""
+        key = (task, kind, before, after)
+        known = self._creates.get(key)
+        if known is None:
+            known = self._creates[key] = self.plans[task].created_by(
+                kind, _PC_BACK[before], _PC_BACK[after]
+            )
+        return known
 
     def _record(self, w: _Scratch, born: tuple[int, ...]) -> None:
         """`born`, less the items created before the oldest one still to enter."""
+        w.born = self._trimmed(w.tasks, born)
+
+    def _trimmed(self, tasks: Sequence[Any], born: tuple[int, ...]) -> tuple[int, ...]:
+        """`born` less the items created before the oldest one that, with the tasks at
+        `tasks`, has still to enter."""
         waiting: set[int] = set()
         for index in range(self.n_tasks):
-            if not self._entered(index, w.tasks[index][0]):
+            if not self._entered(index, tasks[index][0]):
                 waiting.update(self.plan_adds[index])
         start = 0
         while start < len(born) and born[start] not in waiting:
             start += 1
-        w.born = born[start:]
+        return born[start:] if start else born
 
     def _speech_held(self, tasks: tuple[Any, ...], index: int) -> bool:
         """`model.moves.speech_held` on compact tasks."""

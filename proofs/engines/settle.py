@@ -12,9 +12,9 @@ Both return plain frozen records, so what crosses the pipe is small and picklabl
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from model import (
     Config,
@@ -28,6 +28,7 @@ from model import (
     check,
 )
 from proofs.engines.explore import Exploration, explore
+from proofs.engines.jobs import kept_worker
 from proofs.engines.trace import Trace, replay
 from proofs.errors import InternalError
 
@@ -130,6 +131,35 @@ def smallest(runs: Sequence[Run]) -> Run | None:
     return min(failing, key=lambda r: (r.calls, r.depth or 0, r.name))
 
 
+#: Explorations this process has made, by what they depend on (`_behaviour`): a kept
+#: worker runs many groups, and the same model comes back in other columns and
+#: variants (a column whose option the scenario never reads, a variant that locks
+#: only sites the scenario does not call). Bounded: cleared when full.
+_EXPLORED: dict[Hashable, Exploration] = {}
+_EXPLORED_MOST = 4096
+
+
+def _behaviour(config: Config, invariants: tuple[Invariant, ...]) -> Hashable:
+    """Everything an exploration's answer depends on: configs with equal behaviours
+    have the same runs (`Config.behaviour`), so the same states, traces and violations."""
+    return (config.behaviour(), config.appends_locally, invariants)
+
+
+def _explore(config: Config, invariants: tuple[Invariant, ...]) -> Exploration:
+    """`explore(config, invariants)`, or the answer this process found for the same
+    model before, given as this config's (its seconds: the look-up's)."""
+    started = time.perf_counter()
+    key = _behaviour(config, invariants)
+    found = _EXPLORED.get(key)
+    if found is None:
+        if len(_EXPLORED) >= _EXPLORED_MOST:
+            _EXPLORED.clear()
+        found = _EXPLORED[key] = explore(config, invariants)
+        return found
+    return evolve(found, config=config, seconds=time.perf_counter() - started)
+
+
+@kept_worker  # its answer depends on its arguments alone (no z3; `_EXPLORED` is exact)
 def explore_group(
     variant: Variant,
     environment: Environment,
@@ -149,7 +179,7 @@ def explore_group(
     started = time.perf_counter()
     catalog: dict[Invariant, list[Run]] = {inv: [] for inv in invariants}
     for scenario in scenarios:
-        exploration = explore(Config(variant, scenario, environment), tuple(invariants))
+        exploration = _explore(Config(variant, scenario, environment), tuple(invariants))
         for run in _runs(exploration, invariants):
             catalog[run.invariant].append(run)
     explored: dict[str, list[Run]] = {}
@@ -157,7 +187,7 @@ def explore_group(
     def mix_runs(scenario: Scenario) -> list[Run]:
         if scenario.name not in explored:
             config = Config(variant, scenario, environment, extra_sites=sites)
-            explored[scenario.name] = _runs(explore(config, tuple(invariants)), invariants)
+            explored[scenario.name] = _runs(_explore(config, tuple(invariants)), invariants)
         return explored[scenario.name]
 
     found_by: list[tuple[Invariant, Run | None, tuple[int, ...]]] = []

@@ -36,6 +36,7 @@ from model import (
     Config,
     Environment,
     Invariant,
+    MirrorUpdate,
     Scenario,
     Site,
     Variant,
@@ -346,19 +347,32 @@ class _Default:
     def run(self, jobs: int, progress: Progress | None) -> list[CellVerdict]:
         pool = Jobs(jobs, preload=["proofs.engines.settle", "proofs.engines.fol"])
         if not self.fol_seconds:
+            # the certificate checks first: they are the longest jobs
             self._ask_certificates(pool)
-        for variant in self.variants:
-            for environment in self.environments:
-                args = (
-                    variant,
-                    environment,
-                    self.scenarios,
-                    self.invariants,
-                    self.sites,
-                    self._mixes(environment) if self._compact(variant, environment) else (),
-                )
-                key = ("explore", _key(variant), environment.name, "")
-                pool.submit(key, explore_group, args, self.timeout)
+        # the longest groups first, so that the short ones fill in beside them and no
+        # long one starts last (longest-processing-time-first). The estimate: more
+        # options on, more moves; a mirror that follows events has an event in flight
+        # per op, more interleavings (`all` under openai and three-way takes several
+        # times as long as any other group: docs/proofs.md, "Performance"). The cells'
+        # order is `cells`' own.
+        order = sorted(
+            ((v, e) for v in self.variants for e in self.environments),
+            key=lambda pair: (
+                -len(pair[1].options),
+                SHAPES_BY_NAME[pair[0].shape].mirror_update is not MirrorUpdate.ON_EVENTS,
+            ),
+        )
+        for variant, environment in order:
+            args = (
+                variant,
+                environment,
+                self.scenarios,
+                self.invariants,
+                self.sites,
+                self._mixes(environment) if self._compact(variant, environment) else (),
+            )
+            key = ("explore", _key(variant), environment.name, "")
+            pool.submit(key, explore_group, args, self.timeout)
         try:
             for finished in pool.results():
                 done: tuple[str, str, str, str] = finished.key  # type: ignore[assignment]

@@ -16,6 +16,7 @@ from model import (
     Config,
     Environment,
     Invariant,
+    State,
     Verdict,
     check,
     initial_state,
@@ -37,9 +38,17 @@ def readable_graph(config: Config) -> Graph:
     seen = {start}
     queue = deque([start])
     edges = set()
+    # each state encoded once: it is a successor of many, and encoding is pure
+    codes: dict[object, object] = {}
+
+    def code(state: State) -> object:
+        if state not in codes:
+            codes[state] = model.encode(state)
+        return codes[state]
+
     while queue:
         state = queue.popleft()
-        encoded = model.encode(state)
+        encoded = code(state)
         inv1 = check(state, config, Invariant.NO_UNINTENDED_DELETE) is not None
         inv2 = check(state, config, Invariant.AGREEMENT_AT_REST) is not None
         inv3 = check(state, config, Invariant.MIRROR_TRUE_AT_REST) is not None
@@ -49,11 +58,11 @@ def readable_graph(config: Config) -> Graph:
         assert model.untrue_mirror_at_rest(encoded) == inv3
         assert model.twice(encoded) == inv4
         for move, successor in successors(state, config):
-            edges.add((model.encode(state), move, model.encode(successor)))
+            edges.add((encoded, move, code(successor)))
             if successor not in seen:
                 seen.add(successor)
                 queue.append(successor)
-    return frozenset(model.encode(s) for s in seen), frozenset(edges)
+    return frozenset(code(s) for s in seen), frozenset(edges)
 
 
 def compact_graph(config: Config) -> Graph:
