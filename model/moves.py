@@ -168,6 +168,7 @@ class Config:
             attrs.evolve(self.shape, name="", summary="", source=""),
             tuple((self.site(t), self.locks(t), self.local_update(t)) for t in tasks),
             frozenset(self.environment.options) & self.options_read(),
+            self.appends_locally,
         )
 
 

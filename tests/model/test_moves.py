@@ -249,11 +249,21 @@ def test_a_behaviour_that_forgets_the_local_update_would_be_caught(
     user turn updates the local context, and a key without it merges them."""
 
     def coarse(cfg: Config) -> Hashable:
-        scenario, three_way, sites, options = cfg.behaviour()  # type: ignore[misc]
-        return scenario, three_way, tuple(site[:2] for site in sites), options
+        scenario, three_way, sites, options, appends = cfg.behaviour()  # type: ignore[misc]
+        return scenario, three_way, tuple(site[:2] for site in sites), options, appends
 
     pairs = _same_key_pairs(coarse, catalog_graphs)
     assert any(catalog_graphs[a] != catalog_graphs[b] for a, b in pairs)
+
+
+def test_the_append_order_is_part_of_the_behaviour() -> None:
+    """`Config.appends_locally` changes the runs (a tool output made before its call
+    goes by creation time, or at the tail), so the key that lets `verify` and the
+    explorer's workers share a check must tell the two apart."""
+    cfg = config("lock5", "spoken-during-tool-push")
+    appending = attrs.evolve(cfg, appends_locally=True)
+    assert _graph(cfg) != _graph(appending)
+    assert cfg.behaviour() != appending.behaviour()
 
 
 def test_options_read_says_which_options_can_change_a_run() -> None:
