@@ -131,13 +131,6 @@ def test_lock5_site_sets_that_hold_for_two_calls_fail_with_three(
 @pytest.mark.parametrize(
     ("variant", "sites", "mutant", "faulty"),
     [
-        ("lock5", ("tool-outputs", "interrupted-tool-outputs", "cleanup"), "early-release", None),
-        (
-            "lock5-hoisted",
-            ("user-turn", "tool-outputs", "interrupted-tool-outputs", "cleanup"),
-            "early-release",
-            None,
-        ),
         # no site of this set deletes under the lock, so releasing it early changes
         # nothing the invariant says; dropping the lock altogether does
         ("lock5", ("user-turn", "tool-outputs", "interrupted-tool-outputs"), None, "unlocked"),
