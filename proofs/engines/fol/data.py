@@ -166,6 +166,9 @@ def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple
                     # may delete what another push still has in flight
                     adder = n > 0 and combo[n - 1].request is not RequestSource.LOCAL_CONTEXT
                     drops = ("msg0", f"new{n - 1}") if adder else ("msg0",)
+                    if environment.server_items:
+                        # and the model's item, once learned: a delete of a server item
+                        drops += ("call1",)
                     calls.append(Call(site.name, adds=(f"new{n}",), drops=drops))
                 else:
                     calls.append(Call(site.name, adds=(f"new{n}",)))
