@@ -134,6 +134,13 @@ def test_lock5_site_sets_that_hold_for_two_calls_fail_with_three(
         # no site of this set deletes under the lock, so releasing it early changes
         # nothing the invariant says; dropping the lock altogether does
         ("lock5", ("user-turn", "tool-outputs", "interrupted-tool-outputs"), None, "unlocked"),
+        ("lock5-hoisted", ("user-turn", "cleanup"), "early-release", None),
+        (
+            "lock5-hoisted",
+            ("user-turn", "tool-outputs", "interrupted-tool-outputs"),
+            None,
+            "unlocked",
+        ),
     ],
 )
 def test_each_proved_site_set_has_a_mutant_that_breaks_its_certificate_for_real(
