@@ -1,6 +1,7 @@
 """Every committed certificate checked for every size and against the explorer, timed.
 
-    .venv/bin/python benchmarks/bench_fol_certificates.py [--runs 3] [--calls 3]
+    .venv/bin/python benchmarks/bench_fol_certificates.py [--runs 5] [--calls 3]
+    .venv/bin/python benchmarks/bench_fol_certificates.py --shrink   # rewrite each one smaller
 
 For each file in `proofs/engines/fol/certificates/`: `certificate.check` (initiation,
 consecution per (action, conjunct), enabledness, sorts unbounded) and the cross-check
@@ -9,6 +10,8 @@ relations, satisfies every conjunct; two calls for cells of more than `--wide` s
 Exits 1 when a certificate fails either, so it
 doubles as the check of the certificates the tests do not load (they check lock5
 {user-turn, cleanup} only, for time). Medians of `--runs` runs, with the load average.
+`--shrink` first rewrites each certificate as `shrink.minimal` of itself (the part
+still inductive with the sorts unbounded), then checks what it wrote.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ import statistics
 import sys
 import time
 
-from model import ENVIRONMENTS_BY_NAME, SITES_BY_NAME, VARIANTS_BY_NAME
+from model import SITES_BY_NAME, VARIANTS_BY_NAME, Environment
 from proofs.engines.fol import Cell, Sample, mixes, reachable, structure
-from proofs.engines.fol.certificate import DIRECTORY, check, loads
+from proofs.engines.fol.certificate import DIRECTORY, check, loads, write
 from proofs.engines.fol.data import config_of
+from proofs.engines.fol.shrink import minimal
 
 
 def cell_of(stem: str) -> Cell:
@@ -30,15 +34,17 @@ def cell_of(stem: str) -> Cell:
     return Cell(
         VARIANTS_BY_NAME[variant],
         tuple(SITES_BY_NAME[s] for s in sites.split("+")),
-        ENVIRONMENTS_BY_NAME[environment],
+        Environment.of(() if environment == "base" else environment.split("+")),
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--wide", type=int, default=4, help="more sites: at most 2 calls")
+    parser.add_argument("--shrink", action="store_true", help="rewrite each one smaller first")
+    parser.add_argument("--only", default="", help="certificates whose name contains this")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     print(
@@ -48,8 +54,20 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |", flush=True)
     failed = False
     for path in sorted(DIRECTORY.glob("*.json")):
+        if args.only not in path.stem:
+            continue
         cell = cell_of(path.stem)
         invariant = loads(path.read_text())
+        if args.shrink:
+            started = time.perf_counter()
+            smaller = minimal(cell, invariant)
+            print(
+                f"shrunk {path.stem}: {len(invariant)} -> {len(smaller)} conjuncts "
+                f"in {time.perf_counter() - started:.1f} s",
+                flush=True,
+            )
+            write(cell, smaller)
+            invariant = smaller
         walls = []
         holds = True
         for _ in range(args.runs):
@@ -59,6 +77,9 @@ def main() -> int:
         # mixes of three calls of six sites under timeouts are more states than a run
         # of this benchmark can afford; such cells are cross-checked on two
         calls = args.calls if len(cell.sites) <= args.wide else min(args.calls, 2)
+        if len(cell.environment.options) > 1:
+            # every option at once: two calls of even two sites exceed 6 GB of states
+            calls = 1
         started = time.perf_counter()
         sample = Sample(
             structure(state, config_of(cell, scenario), cell)

@@ -97,3 +97,30 @@ def test_a_cell_past_its_time_limit_is_unknown_never_proved() -> None:
     outcome = prove(cell, seconds_limit=0.0)
     assert outcome.status == UNKNOWN
     assert "time" in outcome.reason
+
+
+def _lock5(*names: str) -> Cell:
+    return Cell(
+        VARIANTS_BY_NAME["lock5"],
+        tuple(SITES_BY_NAME[n] for n in names),
+        ENVIRONMENTS_BY_NAME["base"],
+    )
+
+
+def test_a_mirror_diff_cell_whose_local_order_can_disagree_with_the_mirror_is_unknown() -> None:
+    """The mirror-diff session diffs in order, the first-order model by membership: exact
+    only while the request agrees with the mirror in order. A tool output is made before
+    its call and placed by creation time, so a live-context (cleanup) or copied
+    (replacement) request can disagree, and the cell is left unknown
+    (`tests/proofs/test_fol_crosscheck.py` shows the explorer's states where it does).
+    Without such a request, or with no tool output, the cell stays covered."""
+    for names in (("tool-outputs", "cleanup"), ("interrupted-tool-outputs", "replacement")):
+        cell = _lock5(*names)
+        assert "out of the mirror's order" in coverage(cell), names
+        assert prove(cell).status == UNKNOWN
+    for names in (("user-turn", "cleanup"), ("user-turn", "tool-outputs")):
+        assert covers(_lock5(*names)), names
+    three_way = Cell(
+        VARIANTS_BY_NAME["three-way"], (SITES_BY_NAME["tool-outputs"],) * 1, Environment()
+    )
+    assert covers(attrs.evolve(three_way, sites=(*three_way.sites, SITES_BY_NAME["cleanup"])))

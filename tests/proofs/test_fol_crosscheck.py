@@ -3,12 +3,35 @@ relations, keeps the structure the proofs assume, and a wrong conjunct is caught
 
 from __future__ import annotations
 
-from model import SCENARIOS, SITES, VARIANTS_BY_NAME, Config, Variant
-from proofs.engines.fol import SAFETY, Cell, Clause, Sample, fixed_conjuncts, reachable, structure
+from model import (
+    ENVIRONMENTS_BY_NAME,
+    SCENARIOS,
+    SITES,
+    SITES_BY_NAME,
+    VARIANTS_BY_NAME,
+    Config,
+    Pc,
+    RequestSource,
+    Variant,
+    successors,
+)
+from proofs.engines.fol import (
+    SAFETY,
+    Cell,
+    Clause,
+    Sample,
+    fixed_conjuncts,
+    mixes,
+    reachable,
+    structure,
+)
+from proofs.engines.fol.data import config_of
+from proofs.engines.fol.proving import shortest_counterexample
 from proofs.engines.fol.vocab import lit, neg
 
 #: Catalog scenarios that meet the engine's assumptions (all of them do today).
 CATALOG = SCENARIOS
+BASE = ENVIRONMENTS_BY_NAME["base"]
 
 
 def _sample(variant: Variant) -> tuple[Sample, int]:
@@ -47,3 +70,47 @@ def test_a_wrong_conjunct_is_caught() -> None:
     # and a true one is not: an op at the server was sent by a task that waits or has waited
     sent = Clause((neg("tsc", "t", "i"), lit("idle", "t", positive=False)), "sent, not idle")
     assert not sample.violated(sent)
+
+
+def _local_context_diffs(variant: str, names: tuple[str, ...], calls: int) -> tuple[int, int]:
+    """Every diff of a live-context push (the cleanup) on every mix of up to `calls` calls,
+    in the model's real local order: how many, and how many of them take a request that
+    disagrees with the mirror in order on their common items."""
+    cell = Cell(VARIANTS_BY_NAME[variant], tuple(SITES_BY_NAME[n] for n in names), BASE)
+    diffs = disagree = 0
+    before = {Pc.IDLE, Pc.COPIED, Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER}
+    for scenario in mixes(cell.sites, calls, BASE):
+        config = config_of(cell, scenario)
+        assert not config.appends_locally  # livekit's creation order, not appends
+        for state in reachable(config):
+            for _, after in successors(state, config):
+                for t, (was, now) in enumerate(zip(state.tasks, after.tasks, strict=True)):
+                    live = config.site(t).request is RequestSource.LOCAL_CONTEXT
+                    if not live or was.pc not in before or now.pc in before:
+                        continue
+                    # the request is the local context of that step (a cleanup's local
+                    # update comes first, its diff changes neither view)
+                    diffs += 1
+                    common = set(after.local) & set(state.mirror)
+                    mine = [i for i in after.local if i in common]
+                    disagree += mine != [i for i in state.mirror if i in common]
+    return diffs, disagree
+
+
+def test_the_order_assumption_of_a_mirror_diff_proof_on_the_explorers_diffs() -> None:
+    """The assumption a mirror-diff proof names ("the request agrees with the mirror in
+    order") on the model's real order: it holds for every cleanup diff of lock5
+    {user-turn, cleanup} on three calls, whose certificate therefore stands; with tool
+    outputs (made before their call, placed by creation time) it fails, and the explorer
+    breaks invariant 1 there with three calls (two tool pushes and a cleanup), which the
+    first-order model, diffing by membership, cannot see. `modelled.coverage` leaves such
+    cells unknown."""
+    diffs, disagree = _local_context_diffs("lock5", ("user-turn", "cleanup"), 3)
+    assert diffs > 50 and disagree == 0
+    diffs, disagree = _local_context_diffs("lock5", ("tool-outputs", "cleanup"), 3)
+    assert disagree > 0
+    cell = Cell(
+        VARIANTS_BY_NAME["lock5"], (SITES_BY_NAME["tool-outputs"], SITES_BY_NAME["cleanup"]), BASE
+    )
+    found = shortest_counterexample(cell, 3)
+    assert found is not None and found.scenario == "mix:tool-outputs+tool-outputs+cleanup"

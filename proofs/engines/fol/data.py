@@ -165,7 +165,10 @@ def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple
                     # it drops a start item and the previous call's item: a replacement
                     # may delete what another push still has in flight
                     adder = n > 0 and combo[n - 1].request is not RequestSource.LOCAL_CONTEXT
-                    drops = ("msg0", f"new{n - 1}") if adder else ("msg0",)
+                    drops: tuple[str, ...] = ("msg0", f"new{n - 1}") if adder else ("msg0",)
+                    if environment.server_items:
+                        # and the model's item, once learned: a delete of a server item
+                        drops += ("call1",)
                     calls.append(Call(site.name, adds=(f"new{n}",), drops=drops))
                 else:
                     calls.append(Call(site.name, adds=(f"new{n}",)))

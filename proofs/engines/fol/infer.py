@@ -74,6 +74,7 @@ LIKELY: tuple[str, ...] = (
     "item-flight",
     "item-adder",
     "slot-adder",
+    "slot-item",
     "item3",
 )
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from model import SHAPES_BY_NAME, LocalUpdate, RequestSource, SessionKind, SessionShape
+from model import SHAPES_BY_NAME, LocalUpdate, RequestSource, SessionKind, SessionShape, Site
+from model.sites import Creation, LocalPosition, local_order
 from proofs.engines.fol.system import MUTANTS, Cell
 
 #: Environment options the actions read (`Environment.options` names).
@@ -116,11 +117,35 @@ def coverage(cell: Cell) -> str:
             return f"the first-order model does not read site field {', '.join(fields)}"
         if site.request not in REQUESTS_MODELLED or site.local_update not in UPDATES_MODELLED:
             return f"the first-order model does not model site {site.name}'s request or update"
+    reason = _order_reason(cell)
+    if reason:
+        return reason
     if cell.mutant is not None and cell.mutant not in MUTANTS:
         return f"no such mutant: {cell.mutant}"
     if not cell.sites:
         return "a cell needs at least one site"
     return ""
+
+
+def enters_out_of_order(site: Site) -> bool:
+    """Whether the site's items can enter the local context behind items pushed after they
+    were made: made before the call, placed by creation time (`model.local_order`)."""
+    order = local_order(site)
+    return order.position is LocalPosition.BY_CREATED_AT and order.created is Creation.BEFORE_CALL
+
+
+def _order_reason(cell: Cell) -> str:
+    """The mirror-diff session diffs a live-context or copied request in the local
+    context's order; where a site's items can enter it out of the mirror's order, that diff
+    deletes and re-creates an acknowledged item, which the diff by membership never does."""
+    copied = cell.uses(RequestSource.LOCAL_CONTEXT) or cell.uses(RequestSource.CALLER_COPY)
+    late = [site.name for site in cell.sites if enters_out_of_order(site)]
+    if cell.three_way or not copied or not late:
+        return ""
+    return (
+        f"{late[0]}'s items can enter the local context out of the mirror's order, so a "
+        "request taken from it need not agree with the mirror in order"
+    )
 
 
 def covers(cell: Cell) -> bool:

@@ -43,6 +43,9 @@ FAMILIES: dict[str, str] = {
     "slot-adder": "a task's op slot of an item implies one fact about the item, unless the "
     "call that adds the item is at some point (a create in flight is of an item the local "
     "context has, or its adder still waits for its acks)",
+    "slot-item": "a task's op slot of an item of a static kind (the model's pool, the "
+    "never-played items) implies one fact about the item (a delete in flight of an item the "
+    "model may create is of one it has created)",
 }
 
 
@@ -130,6 +133,11 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
         for item in item_lits:
             for extra in adders:
                 emit((Literal(False, slot), item, Literal(True, extra)), "slot-adder")
+    kinds = [Literal(False, Atom(r.name, ("i",))) for r in _of(rels, (ITEM,)) if r.static]
+    for slot in slots_ti:
+        for kind in kinds:
+            for item in item_lits:
+                emit((Literal(False, slot), kind, item), "slot-item")
     for combo in combinations(item_lits, 3):
         emit(combo, "item3")
         for extra in anyone:
