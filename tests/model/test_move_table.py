@@ -236,4 +236,5 @@ def test_the_engines_that_end_a_generation_at_once_refuse_the_value() -> None:
         old = attrs.evolve(config, shape=SHAPES_BY_NAME["openai"])
         assert unsupported(old) is None
         refuse_unmodelled(old)
-        assert coverage(attrs.evolve(cell, shape=SHAPES_BY_NAME["openai"])) == ""
+        # (it may still leave the cell out for the local order, never for the shape)
+        assert "session shape" not in coverage(attrs.evolve(cell, shape=SHAPES_BY_NAME["openai"]))
