@@ -83,7 +83,7 @@ def main() -> int:
         started = time.perf_counter()
         sample = Sample(
             structure(state, config_of(cell, scenario), cell)
-            for scenario in mixes(cell.sites, calls, cell.environment)
+            for scenario in mixes(cell.sites, calls, cell.environment, server_drops=True)
             for state in reachable(config_of(cell, scenario))
         )
         wrong = [c for c in invariant if sample.violated(c)]

@@ -218,7 +218,7 @@ def test_the_server_items_certificate_holds_on_the_explorers_states(
     sites = tuple(SITES_BY_NAME[s] for s in names) or cell.sites
     sample = Sample(
         structure(state, config_of(cell, scenario), cell)
-        for scenario in mixes(sites, calls, cell.environment)
+        for scenario in mixes(sites, calls, cell.environment, server_drops=True)
         for state in reachable(config_of(cell, scenario))
     )
     assert len(sample) > 200

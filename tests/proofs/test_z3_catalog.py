@@ -144,8 +144,9 @@ def test_a_proof_says_its_scope_and_every_size_only_from_the_first_order_engine(
 
 #: three-way's columns of invariant 1 with a committed certificate (reconnects and
 #: stale-anchors are inert for its session and share base's), and the ones that check it.
-CERTIFIED = ("base", "stale-copies", "timeouts", "rejections", "reconnects", "stale-anchors")
-CHECKED = ("base", "stale-copies", "timeouts", "rejections")
+CERTIFIED = ("base", "stale-copies", "server-items", "timeouts", "rejections", "reconnects")
+CERTIFIED += ("stale-anchors", "all")
+CHECKED = ("base", "stale-copies", "server-items", "timeouts", "rejections", "all")
 
 
 def test_the_default_run_proves_three_way_for_every_size_from_its_certificates(

@@ -151,9 +151,18 @@ def reachable(config: Config, limit: int = 200_000) -> Iterator[State]:
         frontier = nxt
 
 
-def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple[Scenario, ...]:
+def mixes(
+    sites: tuple[Site, ...], size: int, environment: Environment, server_drops: bool = False
+) -> tuple[Scenario, ...]:
     """Every multiset of up to `size` calls of `sites`, each on fresh items, as scenarios
-    that meet this engine's assumptions (cleanups drop the never-played item)."""
+    that meet this engine's assumptions (cleanups drop the never-played item).
+
+    `server_drops`: under `server-items`, a replacement also drops the model's item, so
+    a sample of reachable states has deletes of it (inference needs them to find the
+    server-items lemma). Off for `verify`'s mixes: a replacement whose intent drops an
+    item it never saw is no run a caller makes (the catalog's replacements keep it), and
+    with it three-way "fails" agreement at rest once the local context learns the item
+    after the replacement."""
     out: list[Scenario] = []
     for count in range(1, size + 1):
         for combo in combinations_with_replacement(sites, count):
@@ -166,7 +175,7 @@ def mixes(sites: tuple[Site, ...], size: int, environment: Environment) -> tuple
                     # may delete what another push still has in flight
                     adder = n > 0 and combo[n - 1].request is not RequestSource.LOCAL_CONTEXT
                     drops: tuple[str, ...] = ("msg0", f"new{n - 1}") if adder else ("msg0",)
-                    if environment.server_items:
+                    if server_drops and environment.server_items:
                         # and the model's item, once learned: a delete of a server item
                         drops += ("call1",)
                     calls.append(Call(site.name, adds=(f"new{n}",), drops=drops))
@@ -310,4 +319,6 @@ def _atom_rows(frame: _Frame, s: Structure, atom: Atom) -> int:
 
 
 def sample_configs(cell: Cell, size: int = 2) -> tuple[Config, ...]:
-    return tuple(config_of(cell, s) for s in mixes(cell.sites, size, cell.environment))
+    return tuple(
+        config_of(cell, s) for s in mixes(cell.sites, size, cell.environment, server_drops=True)
+    )

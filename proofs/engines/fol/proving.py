@@ -159,7 +159,8 @@ def prove(
                 seconds={"certificate": time.perf_counter() - started},
             )
     deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
-    configs = [config_of(cell, s) for s in mixes(cell.sites, sample_calls, cell.environment)]
+    every = mixes(cell.sites, sample_calls, cell.environment, server_drops=True)
+    configs = [config_of(cell, s) for s in every]
     sample = Sample(structure(st, cfg, cell) for cfg in configs for st in reachable(cfg))
     fixed = fixed_conjuncts(cell)
     broken = [c for c in fixed if sample.violated(c)]
