@@ -22,10 +22,12 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+# the same exported tree and console script as the timing comparison beside it
+from bench_verify_against import _SCRIPT, _export
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,21 +40,6 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
 
 #: Fields that are timings, dropped wherever they occur.
 TIMINGS = frozenset({"seconds"})
-
-_SCRIPT = (
-    "import sys\nfrom proofs.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
-)
-
-
-def _export(ref: str, into: Path) -> Path:
-    archive = into / "tree.tar"
-    with archive.open("wb") as out:
-        subprocess.run(["git", "-C", str(ROOT), "archive", ref], stdout=out, check=True)
-    tree = into / "tree"
-    tree.mkdir()
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    return tree
 
 
 def _answer(tree: Path, command: tuple[str, ...]) -> tuple[int, object]:
