@@ -44,7 +44,7 @@ from model.shapes import (
     WindowRebuild,
     Withheld,
 )
-from model.sites import SITES_BY_NAME, LocalUpdate, RequestSource, Site
+from model.sites import SITES_BY_NAME, Creation, LocalUpdate, RequestSource, Site, SpeechTurn
 from model.state import (
     REBUILD,
     RESPONSE,
@@ -234,7 +234,15 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     else any of them (each may be the one); the others wait, as the scheduler
     runs one generation at a time. After that, a task holds the turn from its call until its push
     returns where its site holds it across the push.
+
+    A speech started by its `before-call` step (a `say()`'s playout, an interrupted
+    generation's tool returning: its items are in `State.born`) is the current one
+    from that step to its call, before all of the above: livekit marks such a
+    generation done only at or after its push (docs/livekit.md, "Items made before
+    their call").
     """
+    if any(other != index and _started(state, config, other) for other in range(len(state.tasks))):
+        return True
     current = [t for t in range(len(state.tasks)) if config.site(t).speech.from_start]
     # a generation whose items are on the server already is the one that ran
     starters = [
@@ -249,6 +257,21 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     )
 
 
+def _started(state: State, config: Config, index: int) -> bool:
+    """Whether task `index`'s speech was started by its `before-call` step and the task
+    is not called yet: a `say()` playing, or an interrupted generation whose tool ran."""
+    speech = config.site(index).speech
+    if speech is not SpeechTurn.WAITS_THEN_YIELDS and not speech.from_start:
+        return False
+    task_plan = local_order.plan(config)[index]
+    if task_plan.order.created is not Creation.BEFORE_CALL or not task_plan.adds:
+        return False
+    pc = state.tasks[index].pc
+    return pc in _UNCALLED and not local_order.uncreated(task_plan, pc, state.born)
+
+
+#: The program counters before a call.
+_UNCALLED: frozenset[Pc] = frozenset({Pc.IDLE, Pc.COPIED})
 #: The program counters of a push that has been called and has not returned.
 _CALLED: frozenset[Pc] = frozenset({Pc.WAIT_ACTIVITY, Pc.WAIT_PROVIDER, Pc.WAIT_ACKS, Pc.WAIT_SEND})
 #: An interrupted generation that has not reached its push yet: it is still the

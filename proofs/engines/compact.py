@@ -58,7 +58,7 @@ from model.shapes import (
     RemoteItemAdded,
     UnknownAnchor,
 )
-from model.sites import Creation, LocalPosition
+from model.sites import Creation, LocalPosition, SpeechTurn
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -311,6 +311,11 @@ class CompactModel:
         self.early = tuple(
             p.order.created is Creation.BEFORE_CALL and bool(p.adds) for p in self.plans
         )
+        #: The tasks whose `before-call` starts their speech (`model.moves._started`).
+        self.plays = tuple(
+            self.early[t] and (turns[t] is SpeechTurn.WAITS_THEN_YIELDS or turns[t].from_start)
+            for t in tasks
+        )
         #: Whether anything reads the creation order: else `born` is dropped.
         self.ordered = _order.ordered(self.plans)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
@@ -476,12 +481,12 @@ class CompactModel:
                     w = _Scratch(s)
                     w.tasks[index] = (COPIED, s[LOCAL], None, False, 0)
                     out.append(((MoveKind.COPY, index, None), w.freeze()))
-                elif not (self.waits[index] and self._speech_held(tasks, index)):
+                elif not (self.waits[index] and self._speech_held(s, index)):
                     w = _Scratch(s)
                     self._call(w, index, s[LOCAL])
                     out.append(((MoveKind.CALL, index, None), w.freeze()))
             elif pc == COPIED:
-                if self.waits[index] and self._speech_held(tasks, index):
+                if self.waits[index] and self._speech_held(s, index):
                     continue
                 w = _Scratch(s)
                 self._call(w, index, task[1])
@@ -613,8 +618,17 @@ class CompactModel:
             start += 1
         return born[start:] if start else born
 
-    def _speech_held(self, tasks: tuple[Any, ...], index: int) -> bool:
-        """`model.moves.speech_held` on compact tasks."""
+    def _speech_held(self, s: CState, index: int) -> bool:
+        """`model.moves.speech_held` on compact states."""
+        tasks, born = s[TASKS], s[CREATED][1]
+        if any(
+            other != index
+            and self.plays[other]
+            and tasks[other][0] in (IDLE, COPIED)
+            and all(item in born for item in self.plan_adds[other])
+            for other in range(self.n_tasks)
+        ):
+            return True
         if self.starters and all(tasks[t][0] == IDLE for t in self.starters):
             return index not in self.starters
         return any(

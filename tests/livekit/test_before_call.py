@@ -6,9 +6,10 @@ one; an interrupted generation's tool returns before the interruption; a `say()`
 playout starts (its message is stamped with that moment). One run of each kind
 steps with the model over both providers; with `born` ignored (a mutant that makes
 every item at its call) the same run leaves the model where the local context's
-order shows it. A run the sweep leaves out (`drivable.SPEECH_HOLDS_TURN`) is shown
-to be one the real code does not take, and an interrupted generation's output
-enters the local context when its done event has ended it, as the model now says
+order shows it. A started playout holds the speech turn in the model as in the
+real code (the old model, whose `before-call` held none, leaves it), and an
+interrupted generation's output enters the local context when its done event has
+ended it, as the model now says
 (with the tool returning at the call or before, not in the set-up as it did).
 """
 
@@ -112,21 +113,29 @@ def test_each_kind_of_before_call_steps_and_a_mutant_without_it_leaves(
         assert outcome.divergence is not None and left in outcome.divergence, kind
 
 
-def test_a_run_left_out_because_a_started_playout_holds_the_turn_leaves_the_model(
-    release: Any,
+def test_a_started_playout_holds_the_turn_in_the_model_as_in_livekit(
+    release: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`say()`'s playout started, then the tool-output push is called: the model pushes,
-    the real push waits for the current speech (the say's), so the run is left out."""
-    from proofs.adapters.livekit.drivable import SPEECH_HOLDS_TURN, undrivable
+    """`say()`'s playout started, then the tool-output push is called. The real push
+    waits for the current speech (the say's): with the old rule (a `before-call`
+    holds no turn) the model pushes and the run leaves it; now the model does not
+    offer the call, and calling it after the say's own call steps."""
+    from model import moves as model_moves
     from proofs.adapters.livekit.replay import run
+    from proofs.engines.conformance import lockstep
 
     config = _config(SCENARIOS_BY_NAME["spoken-during-tool-push"])
-    moves = _moves("before-call T1; call T0; server-apply T0 out1")
-    assert undrivable(config, moves) == SPEECH_HOLDS_TURN
-    outcome = run(config, moves, drain=False)
-    assert outcome.divergence is not None
-    assert outcome.divergence.startswith("after call T0")
-    assert "T0.pc: model wait-acks, implementation idle" in outcome.divergence
+    early = _moves("before-call T1; call T0; server-apply T0 out1")
+    with monkeypatch.context() as patch:
+        patch.setattr(model_moves, "_started", lambda *_: False)
+        patch.setattr(lockstep, "_MODEL_SIDES", {})
+        old = run(config, early, drain=False).divergence
+    assert old is not None and old.startswith("after call T0")
+    assert "T0.pc: model wait-acks, implementation idle" in old
+    monkeypatch.setattr(lockstep, "_MODEL_SIDES", {})
+    now = run(config, early, drain=False).divergence
+    assert now == "after call T0: the model does not allow this stimulus here"
+    assert run(config, _moves("before-call T1; call T1; call T0")).divergence is None
 
 
 def test_an_interrupted_output_enters_when_the_done_event_ends_its_generation(

@@ -18,11 +18,12 @@ from model import (
     MoveKind,
     Pc,
     Scenario,
+    State,
     initial_state,
     step,
     successors,
 )
-from model.sites import LocalUpdate, RequestSource, Site
+from model.sites import LocalUpdate, RequestSource, Site, with_speech_turn
 
 
 def config(variant: str, scenario: str, env: Environment | None = None) -> Config:
@@ -273,3 +274,48 @@ def test_options_read_says_which_options_can_change_a_run() -> None:
     pool = config("lock5", "server-item-during-replacement")
     assert "server-items" in pool.options_read()
     assert "server-items" not in config("lock5", "overlapping-push").options_read()
+
+
+def _turn_config(scenario: Scenario) -> Config:
+    """lock5 on the site records with livekit's speech turn."""
+    return Config(
+        VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, extra_sites=with_speech_turn()
+    )
+
+
+def _enabled(cfg: Config, state: State) -> set[str]:
+    return {move.label() for move, _ in successors(state, cfg)}
+
+
+def test_a_speech_started_at_its_before_call_holds_the_turn_until_its_call() -> None:
+    """A `say()` whose playout started (`before-call`) is the current speech, so the
+    tool-output push, which waits for the turn, is not called until the say's call
+    gives it up (livekit 1.8.9 `agent_activity.py:3453`, `:4879`). The old rule let
+    `call T0` go right after `before-call T1`."""
+    cfg = _turn_config(SCENARIOS_BY_NAME["spoken-during-tool-push"])
+    start = initial_state(cfg)
+    assert {"call T0", "before-call T1"} <= _enabled(cfg, start)
+    playing = step(start, cfg, Move(MoveKind.BEFORE_CALL, 1))
+    assert "call T0" not in _enabled(cfg, playing)
+    assert "call T1" in _enabled(cfg, playing)
+    yielded = step(playing, cfg, Move(MoveKind.CALL, 1))
+    assert "call T0" in _enabled(cfg, yielded)
+
+
+def test_of_two_interrupted_generations_the_one_whose_tool_ran_holds_the_turn() -> None:
+    """Either generation may be current at the start; once one's tool has returned
+    (`before-call`) it is the one that ran, so the other is not interrupted before it."""
+    scenario = Scenario(
+        name="two-interrupted",
+        summary="two interrupted generations, each with a tool output",
+        calls=(
+            Call("interrupted-tool-outputs", adds=("iout1",)),
+            Call("interrupted-tool-outputs", adds=("iout2",)),
+        ),
+    )
+    cfg = _turn_config(scenario)
+    start = initial_state(cfg)
+    assert {"call T0", "call T1"} <= _enabled(cfg, start)
+    ran = step(start, cfg, Move(MoveKind.BEFORE_CALL, 0))
+    assert "call T1" not in _enabled(cfg, ran)
+    assert "call T0" in _enabled(cfg, ran)

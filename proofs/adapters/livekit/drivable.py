@@ -2,19 +2,19 @@
 
 Every `before-call` step is driven as what it is in livekit (`LivekitAdapter.born`):
 a tool returning ahead of its push, or a `say()` whose playout starts ahead of the
-push of its message. One kind of the model's runs has no real counterpart, because
-the model lets a call move where livekit's speech scheduler does not
-(`docs/livekit.md`, "Runs the real code cannot take"):
+push of its message. A speech started at its `before-call` holds the speech turn in
+the model as in livekit (`model.moves.speech_held`): a `say()` whose playout has
+started (1.8.9 `agent_activity.py`, `_tts_task_impl` marks its generation done only
+after playout, `:3453`), or, of two interrupted generations either of which may be
+current at the start, the one whose tool has returned, is the current speech until
+its call, so no call that waits for the turn (the tool-output push's `while
+self._current_speech or self._speech_q`, `:4879`) is made in between.
 
-`SPEECH_HOLDS_TURN`: the `before-call` step of a speech starts it, and a started
-speech is the current one until its push: a `say()` whose playout has started
-(1.8.9 `agent_activity.py`, `_tts_task_impl` marks its generation done only after
-playout, `:3453`), or, of two interrupted generations either of which may be
-current at the start, the one whose tool has returned (it ran). The model's
-`before-call` holds no turn, so it lets a call that waits for the turn (the
-tool-output push's `while self._current_speech or self._speech_q`, `:4879`; a
-reply, whose interruption would cancel the running generation instead) be made
-during that speech, or starts a playout while another speech holds the turn.
+One kind of the model's runs still has no real counterpart (`docs/livekit.md`,
+"Runs the real code cannot take"): `SPEECH_HOLDS_TURN`, the model's `before-call`
+of such a speech taken while another speech holds the turn. A `say()` waits for
+its turn before its playout starts, and an interrupted generation's tool runs only
+in the generation that is current; the model offers the step whatever the turn.
 
 The later of two interrupted generations (`Call.behind_earlier_push`) starts only
 once the earlier one's traffic is done. The model offers a `before-call` only while
@@ -34,7 +34,7 @@ from proofs.engines.conformance.lockstep import model_side
 
 __all__ = ["SPEECH_HOLDS_TURN", "undrivable"]
 
-SPEECH_HOLDS_TURN = "a speech started at its before-call holds the speech turn"
+SPEECH_HOLDS_TURN = "a speech started at its before-call while another holds the speech turn"
 
 
 def _plays(config: Config, task: int) -> bool:
@@ -42,6 +42,15 @@ def _plays(config: Config, task: int) -> bool:
     is current from then (a `say()`'s playout, an interrupted generation's run)."""
     speech = config.site(task).speech
     return speech is SpeechTurn.WAITS_THEN_YIELDS or speech.from_start
+
+
+def _starts_while_held(config: Config, move: Move, states: set[State]) -> bool:
+    """Whether `move` starts a speech at its `before-call` while, in every state the
+    model may be in, another speech holds the turn."""
+    task = move.task
+    if move.kind is not MoveKind.BEFORE_CALL or task is None or not _plays(config, task):
+        return False
+    return all(speech_held(s, config, task) for s in states)
 
 
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
@@ -52,19 +61,9 @@ def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     only when every state the model may be in says so."""
     side = model_side(config)
     states: set[State] = {side.canonical(initial_state(config))}
-    playing: set[int] = set()
     for move in moves:
-        if move.kind is MoveKind.BEFORE_CALL and move.task is not None:
-            task = move.task
-            if _plays(config, task):
-                if all(speech_held(s, config, task) for s in states):
-                    return SPEECH_HOLDS_TURN
-                playing.add(task)
-        elif move.kind is MoveKind.CALL and move.task is not None:
-            if move.task in playing:
-                playing.discard(move.task)
-            elif playing and config.site(move.task).speech.waits:
-                return SPEECH_HOLDS_TURN
+        if _starts_while_held(config, move, states):
+            return SPEECH_HOLDS_TURN
         states = {
             successor
             for state in states
