@@ -209,7 +209,8 @@ def successors(state: State, config: Config) -> Iterator[tuple[Move, State]]:
     """Every enabled move with its successor, in a fixed order; the local context's
     order follows creation times (`model.local_order`)."""
     for index, after in local_order.before_call(state, config):
-        yield Move(MoveKind.BEFORE_CALL, index), after
+        if _may_start(state, config, index):
+            yield Move(MoveKind.BEFORE_CALL, index), after
     for move, after in chain(_task_moves(state, config), _environment_moves(state, config)):
         yield move, local_order.follow(state, config, move.kind, move.task, after)
 
@@ -257,11 +258,23 @@ def speech_held(state: State, config: Config, index: int) -> bool:
     )
 
 
+def _plays(config: Config, index: int) -> bool:
+    """Whether task `index`'s `before-call` starts a speech of its own (a `say()`'s
+    playout, an interrupted generation's tool returning inside its run)."""
+    speech = config.site(index).speech
+    return speech is SpeechTurn.WAITS_THEN_YIELDS or speech.from_start
+
+
+def _may_start(state: State, config: Config, index: int) -> bool:
+    """A `before-call` that starts a speech is taken only with the turn free: a `say()`
+    waits for its turn before it plays, and only the current generation runs its tool."""
+    return not _plays(config, index) or not speech_held(state, config, index)
+
+
 def _started(state: State, config: Config, index: int) -> bool:
     """Whether task `index`'s speech was started by its `before-call` step and the task
     is not called yet: a `say()` playing, or an interrupted generation whose tool ran."""
-    speech = config.site(index).speech
-    if speech is not SpeechTurn.WAITS_THEN_YIELDS and not speech.from_start:
+    if not _plays(config, index):
         return False
     task_plan = local_order.plan(config)[index]
     if task_plan.order.created is not Creation.BEFORE_CALL or not task_plan.adds:

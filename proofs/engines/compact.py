@@ -530,6 +530,9 @@ class CompactModel:
                 continue
             if not self._others_may_create(s, index):
                 continue
+            if self.plays[index] and self._speech_held(s, index):
+                # `model.moves._may_start`: a speech starts only with the turn free
+                continue
             w = _Scratch(s)
             self._record(w, born + tuple(i for i in adds if i not in born))
             out.append(((MoveKind.BEFORE_CALL, index, None), w.freeze()))

@@ -197,3 +197,46 @@ def test_an_interrupted_tool_that_returned_in_the_set_up_leaves_the_model(releas
     old = run(config, moves, build=AtSetUp).divergence
     assert old is not None and old.startswith("after client-apply T1 response")
     assert "local: model [msg0, note1, iout2], implementation [msg0, iout2, note1]" in old
+
+
+def _turn_cells() -> list[Config]:
+    """Every variant on the catalog's scenarios and two pairs with a started speech,
+    on the site records with livekit's speech turn, where the compact encoding runs."""
+    from model import SCENARIOS, VARIANTS
+    from model.sites import with_speech_turn
+    from proofs.adapters.livekit.pairs import pair_scenario
+    from proofs.engines.compact import unsupported
+
+    scenarios = [
+        *SCENARIOS,
+        pair_scenario("spoken-message", "interrupted-tool-outputs", (3459, 4808)),
+        pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (4808, 4808)),
+    ]
+    cells = [
+        Config(variant, scenario, scenario.environment, extra_sites=with_speech_turn())
+        for variant in VARIANTS
+        for scenario in scenarios
+    ]
+    return [cell for cell in cells if unsupported(cell) is None]
+
+
+def test_the_compact_encoding_holds_a_started_speech_s_turn_as_the_model_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The catalog's graph comparison runs the records without a speech turn; here
+    the two graphs are compared with it, and a compact twin without the rule (no
+    task's `before-call` starts a speech) differs."""
+    from proofs.engines import compact
+    from tests.proofs.test_explore_compact import compact_graph, readable_graph
+
+    cells = _turn_cells()
+    assert [c.scenario.name for c in cells if readable_graph(c) != compact_graph(c)] == []
+    built = compact.CompactModel.__init__
+
+    def without_rule(self: Any, config: Config) -> None:
+        built(self, config)
+        self.plays = tuple(False for _ in self.plays)
+
+    monkeypatch.setattr(compact.CompactModel, "__init__", without_rule)
+    differ = {c.scenario.name for c in cells if readable_graph(c) != compact_graph(c)}
+    assert {"spoken-during-tool-push", "pair-3459-4808"} <= differ

@@ -319,3 +319,25 @@ def test_of_two_interrupted_generations_the_one_whose_tool_ran_holds_the_turn() 
     ran = step(start, cfg, Move(MoveKind.BEFORE_CALL, 0))
     assert "call T1" not in _enabled(cfg, ran)
     assert "call T0" in _enabled(cfg, ran)
+
+
+def test_a_say_starts_its_playout_only_with_the_turn_free() -> None:
+    """While an interrupted generation is the current speech, a `say()` waits for its
+    turn before it plays, so no `before-call` is offered until the generation's call
+    (after it nothing else makes an item, so the say's call makes its message).
+    Taken earlier, the say would hold a turn the generation holds too, and neither
+    could be called."""
+    scenario = Scenario(
+        name="say-beside-interrupted",
+        summary="a say() beside an interrupted generation with a tool output",
+        calls=(
+            Call("spoken-message", adds=("spoken1",)),
+            Call("interrupted-tool-outputs", adds=("iout2",)),
+        ),
+    )
+    cfg = _turn_config(scenario)
+    start = initial_state(cfg)
+    assert "before-call T0" not in _enabled(cfg, start)
+    assert "call T0" not in _enabled(cfg, start)
+    interrupted = step(start, cfg, Move(MoveKind.CALL, 1))
+    assert "call T0" in _enabled(cfg, interrupted)

@@ -437,7 +437,7 @@ def check_scenario(
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
         "sequences": len(swept),
-        # every run left out is of the one kind `drivable` names (SPEECH_HOLDS_TURN)
+        # runs `drivable` says the real code cannot take: none today (its docstring)
         "not_driven": sum(left.values()),
         "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
         "replays": replays,
