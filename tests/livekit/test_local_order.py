@@ -32,112 +32,28 @@ from typing import Any
 import pytest
 from attrs import frozen
 
-from model import INTERNAL_MOVES, Config, Invariant, Move, MoveKind, initial_state, step
+from model import INTERNAL_MOVES, Config, Invariant, Move, initial_state, step
 from model.environment import BASE
 from model.invariants import check
-from model.scenarios import Call, Scenario
+from model.scenarios import Scenario
 from model.variants import VARIANTS_BY_NAME
 from proofs.engines.explore import explore
+from tests.model.local_order_cases import (
+    ARTEFACT,
+    EARLY_TRACE,
+    INTERRUPTED,
+    INTERRUPTED_TRACE,
+    OLD_TRACE,
+    REAL,
+    REAL_TRACE,
+    parse,
+)
 
 LOCK5 = VARIANTS_BY_NAME["lock5"]
 
-ARTEFACT = Scenario(
-    name="user-turn + tool-outputs + replacement",
-    summary="a user turn, a tool output queued behind it, then a replacement",
-    calls=(
-        Call("user-turn", adds=("user-turn-0",)),
-        Call("tool-outputs", adds=("tool-outputs-1",)),
-        Call("replacement", adds=("replacement-2",)),
-    ),
-    server=("msg0", "asst1"),
-)
-REAL = Scenario(
-    name="tool-outputs + user-turn + tool-outputs + replacement",
-    summary="a tool output created while the user turn waits for the activity lock",
-    calls=(
-        Call("tool-outputs", adds=("out0",)),
-        Call("user-turn", adds=("hello",)),
-        Call("tool-outputs", adds=("out2",)),
-        Call("replacement"),
-    ),
-)
-INTERRUPTED = Scenario(
-    name="user-turn + interrupted-tool-outputs + replacement",
-    summary="a user turn, an interrupted generation's tool output, then a replacement",
-    calls=(
-        Call("user-turn", adds=("hello",)),
-        Call("interrupted-tool-outputs", adds=("out1",)),
-        Call("replacement", adds=("note2",)),
-    ),
-    server=("msg0", "asst1"),
-)
-#: `before-call T`: the tool of call T returns (the explorer's shortest loss).
-EARLY_TRACE = (
-    "before-call T1",
-    "call T0",
-    "server-apply T0 user-turn-0",
-    "client-apply T0 user-turn-0",
-    "resume T0",
-    "call T1",
-    "server-apply T1 tool-outputs-1",
-    "client-apply T1 tool-outputs-1",
-    "resume T1",
-    "call T2",
-)
-REAL_TRACE = (
-    "call T0",
-    "call T1",
-    "call T2",
-    "server-apply T0 out0",
-    "client-apply T0 out0",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 hello",
-    "client-apply T1 hello",
-    "resume T1",
-    "wake T2",
-    "server-apply T2 out2",
-    "client-apply T2 out2",
-    "resume T2",
-    "call T3",
-)
-INTERRUPTED_TRACE = (
-    "before-call T1",
-    "call T0",
-    "call T1",
-    "server-apply T0 hello",
-    "client-apply T0 hello",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 out1",
-    "client-apply T1 out1",
-    "resume T1",
-    "call T2",
-)
-
-
-def _parse(label: str) -> Move:
-    kind, task, *item = label.split()
-    return Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None)
-
 
 def _moves(labels: tuple[str, ...]) -> tuple[Move, ...]:
-    return tuple(_parse(label) for label in labels)
-
-
-#: The append order's depth-10 loss (the tool returns at its call).
-OLD_TRACE = (
-    "call T0",
-    "call T1",
-    "server-apply T0 user-turn-0",
-    "client-apply T0 user-turn-0",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 tool-outputs-1",
-    "client-apply T1 tool-outputs-1",
-    "resume T1",
-    "call T2",
-)
+    return tuple(parse(label) for label in labels)
 
 
 @frozen
@@ -175,7 +91,7 @@ def _replay(config: Config, labels: tuple[str, ...], build: Any = None) -> Run:
     steps = []
     try:
         for label in labels:
-            move = _parse(label)
+            move = parse(label)
             if move.kind not in INTERNAL_MOVES:
                 # `before-call T` is the adapter's `born`: the tool returns then
                 session.give(move)

@@ -33,11 +33,11 @@ import pytest
 import model
 import model.local_order
 import model.sites
-from model import Config, Invariant, Move, MoveKind, State, initial_state, step
+from model import Config, Invariant, State, initial_state, step
 from model.environment import BASE
 from model.invariants import check
 from model.local_order import upsert
-from model.scenarios import Call, Scenario
+from model.scenarios import Scenario
 from model.sites import (
     LOCAL_ORDER,
     SITES_BY_NAME,
@@ -48,107 +48,18 @@ from model.sites import (
 )
 from model.variants import VARIANTS_BY_NAME
 from proofs.engines.explore import explore
+from tests.model.local_order_cases import (
+    ARTEFACT,
+    EARLY_TRACE,
+    INTERRUPTED,
+    INTERRUPTED_TRACE,
+    OLD_TRACE,
+    REAL,
+    REAL_TRACE,
+    parse,
+)
 
 LOCK5 = VARIANTS_BY_NAME["lock5"]
-
-#: The explorer's three-call mix (as `ackguard explore --sweep 3` names it).
-ARTEFACT = Scenario(
-    name="user-turn + tool-outputs + replacement",
-    summary="a user turn, a tool output queued behind it, then a replacement",
-    calls=(
-        Call("user-turn", adds=("user-turn-0",)),
-        Call("tool-outputs", adds=("tool-outputs-1",)),
-        Call("replacement", adds=("replacement-2",)),
-    ),
-    server=("msg0", "asst1"),
-)
-
-#: One call more: a tool output created while the user turn waits for the lock.
-REAL = Scenario(
-    name="tool-outputs + user-turn + tool-outputs + replacement",
-    summary="a tool output created while the user turn waits for the activity lock",
-    calls=(
-        Call("tool-outputs", adds=("out0",)),
-        Call("user-turn", adds=("hello",)),
-        Call("tool-outputs", adds=("out2",)),
-        Call("replacement"),
-    ),
-)
-
-INTERRUPTED = Scenario(
-    name="user-turn + interrupted-tool-outputs + replacement",
-    summary="a user turn, an interrupted generation's tool output, then a replacement",
-    calls=(
-        Call("user-turn", adds=("hello",)),
-        Call("interrupted-tool-outputs", adds=("out1",)),
-        Call("replacement", adds=("note2",)),
-    ),
-    server=("msg0", "asst1"),
-)
-
-#: The explorer's shortest loss: the tool output created before the user message.
-EARLY_TRACE = (
-    "before-call T1",
-    "call T0",
-    "server-apply T0 user-turn-0",
-    "client-apply T0 user-turn-0",
-    "resume T0",
-    "call T1",
-    "server-apply T1 tool-outputs-1",
-    "client-apply T1 tool-outputs-1",
-    "resume T1",
-    "call T2",
-)
-#: The append order's depth-10 loss: the tool returns at its call.
-OLD_TRACE = (
-    "call T0",
-    "call T1",
-    "server-apply T0 user-turn-0",
-    "client-apply T0 user-turn-0",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 tool-outputs-1",
-    "client-apply T1 tool-outputs-1",
-    "resume T1",
-    "call T2",
-)
-#: The loss at the model's step grain with a third call (each tool returns at its call).
-REAL_TRACE = (
-    "call T0",
-    "call T1",
-    "call T2",
-    "server-apply T0 out0",
-    "client-apply T0 out0",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 hello",
-    "client-apply T1 hello",
-    "resume T1",
-    "wake T2",
-    "server-apply T2 out2",
-    "client-apply T2 out2",
-    "resume T2",
-    "call T3",
-)
-#: An interrupted generation's output, its tool returned before the user turn.
-INTERRUPTED_TRACE = (
-    "before-call T1",
-    "call T0",
-    "call T1",
-    "server-apply T0 hello",
-    "client-apply T0 hello",
-    "resume T0",
-    "wake T1",
-    "server-apply T1 out1",
-    "client-apply T1 out1",
-    "resume T1",
-    "call T2",
-)
-
-
-def parse(label: str) -> Move:
-    kind, task, *item = label.split()
-    return Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None)
 
 
 def run(scenario: Scenario, labels: tuple[str, ...]) -> tuple[Config, State]:
