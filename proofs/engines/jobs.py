@@ -233,10 +233,7 @@ class Jobs:
         run.conn.close()
         if run.job.kept:
             run.process.terminate()
-        run.process.join(1.0)
-        if run.process.is_alive():
-            run.process.kill()
-            run.process.join()
+        _reap(run.process)
         self.running.remove(run)
         self.finished += 1
 
@@ -247,10 +244,7 @@ class Jobs:
                 worker.conn.send(None)
             worker.conn.close()
         for worker in self.idle:
-            worker.process.join(1.0)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+            _reap(worker.process)
         self.idle.clear()
 
     def stop(self) -> None:
@@ -262,10 +256,7 @@ class Jobs:
         for run in self.running:
             run.process.terminate()
         for run in self.running:
-            run.process.join(1.0)
-            if run.process.is_alive():
-                run.process.kill()
-                run.process.join()
+            _reap(run.process)
             run.conn.close()
         self.running.clear()
 
@@ -281,6 +272,14 @@ def _sigint_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _reap(process: Any) -> None:
+    """Wait a second for a worker to end, then kill it: no process outlives the pool."""
+    process.join(1.0)
+    if process.is_alive():
+        process.kill()
+        process.join()
 
 
 def _ended(run: _Running) -> object:
