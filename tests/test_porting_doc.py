@@ -21,6 +21,7 @@ from pathlib import Path
 from attrs import frozen
 
 from examples.callback_session.adapter import acme_factory
+from proofs.engines.audit_session_shape import FIELDS as RECORD_FIELDS
 from proofs.engines.conformance import conformance_test_case
 from tests.examples.mutants import USER_TURN_UNGATED
 
@@ -163,16 +164,6 @@ def test_the_failure_the_page_shows_is_the_harness_s_own() -> None:
         position = found + len(part)
 
 
-#: The session shape fields the page's record table shows, in its column order.
-_SHAPE_COLUMNS = (
-    "mirror_update",
-    "sends",
-    "session_lock",
-    "acks",
-    "model_items",
-    "while_disconnected",
-    "on_reconnect",
-)
 _RECORD_ROW = re.compile(r"^\| [^|]+ \| `([\w-]+)` \|((?: [\w-]+ \|){7})$", re.MULTILINE)
 
 
@@ -187,7 +178,7 @@ def test_the_page_s_records_are_the_catalog_s() -> None:
     for name, cells in rows:
         shape = SHAPES_BY_NAME[name]
         shown = tuple(cell.strip() for cell in cells.strip(" |").split("|"))
-        assert shown == tuple(getattr(shape, field).value for field in _SHAPE_COLUMNS), name
+        assert shown == tuple(getattr(shape, field).value for field in RECORD_FIELDS), name
     windows = {s.name for s in SHAPES_BY_NAME.values() if s.drop_window is not DropWindow.NONE}
     assert windows == {"gemini", "openai-reconnect"}
     assert "`none` (every other\ncatalog record)" in DOC.read_text()
