@@ -11,12 +11,14 @@ import fails.
 from __future__ import annotations
 
 import importlib
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from attrs import frozen
 
-from proofs.engines.conformance import AdapterFactory
 from proofs.errors import UsageError
+
+if TYPE_CHECKING:  # the conformance engine imports Hypothesis: only for the type
+    from proofs.engines.conformance import AdapterFactory
 
 
 @frozen
@@ -109,4 +111,4 @@ def adapter_factory(name: str) -> AdapterFactory:
     except ImportError as error:
         hint = f"; {entry.install}" if entry.install else ""
         raise UsageError(f"adapter {name!r} cannot be imported ({error}){hint}") from None
-    return cast(AdapterFactory, getattr(module, entry.factory))
+    return cast("AdapterFactory", getattr(module, entry.factory))

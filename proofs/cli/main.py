@@ -9,29 +9,33 @@ status 2 and one line naming the valid choices, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from proofs.cli import audit, conform, demo, explore, livekit, verify
 from proofs.cli.options import HelpFormatter, Parser
 from proofs.errors import CannotRun
 
-#: Modules that add a subcommand; each has `register(subparsers) -> None`.
-COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
-    explore.register,
-    audit.register,
-    conform.register,
-    demo.register,
-    livekit.register,
-    verify.register,
-]
+#: The commands, in the order help lists them, and the module of each; a module has
+#: `register(subparsers) -> None`. Modules are imported only when their command is
+#: built: each pulls in its own engines (Hypothesis, websockets, z3), and a run of one
+#: command should not wait for the others' imports.
+COMMANDS: dict[str, str] = {
+    "explore": "proofs.cli.explore",
+    "audit": "proofs.cli.audit",
+    "conform": "proofs.cli.conform",
+    "demo": "proofs.cli.demo",
+    "livekit": "proofs.cli.livekit",
+    "verify": "proofs.cli.verify",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `ackguard` parser with every command of `COMMANDS` registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `ackguard` parser with every command of `COMMANDS` registered, or only
+    command `only` (what `main` builds when the command line names one)."""
     parser = Parser(
         prog="ackguard",
         description=(
@@ -50,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", metavar="COMMAND"),
     )
-    for register in COMMANDS:
-        register(subparsers)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).register(subparsers)
     for command in subparsers.choices.values():
         command.formatter_class = HelpFormatter
     return parser
@@ -78,8 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     did not expect, or `InternalError`); 130 interrupted, 141 the reader of its
     output went away. Every error is one line on standard error.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = words[0] if words and words[0] in COMMANDS else None
+    parser = build_parser(only=named)
+    args = parser.parse_args(words)
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if run is None:
         parser.print_help()

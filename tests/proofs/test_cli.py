@@ -86,3 +86,20 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     _, err = process.communicate(timeout=120)
     assert process.returncode == 141
     assert b"Traceback" not in err and b"Exception ignored" not in err
+
+
+def test_a_command_imports_only_its_own_engines() -> None:
+    """`ackguard verify` waits for no other command's imports (Hypothesis comes with
+    `conform`'s engine, websockets with `demo`'s): each costs the README's main command
+    a fraction of a second per process."""
+    probe = (
+        "import sys; from proofs.cli.main import build_parser; build_parser(only='verify'); "
+        "print(sorted(m for m in ('hypothesis', 'websockets', 'proofs.cli.conform', "
+        "'proofs.cli.demo', 'proofs.cli.audit') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "[]"
+    # the whole parser still has every command (help, a misspelt command)
+    assert set(_subcommands()) == {"audit", "conform", "demo", "explore", "livekit", "verify"}
