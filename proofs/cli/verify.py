@@ -51,7 +51,8 @@ _EXAMPLE = """examples:
   ackguard verify --case-file my-report.json        # a case written as data
 
 exit status: 0 when every verdict matches the catalog's expectation, 1 when one
-does not (a proof where a bug was expected, a new counterexample, or unknown),
+does not (a proof where a bug was expected, a new counterexample, unknown, or
+a committed first-order certificate that no longer checks),
 2 on bad arguments, an --itf path that cannot be written (checked before any
 solving) or a case file that does not follow its schema, 3 on an error in
 ackguard itself, 130 on Ctrl-C (after printing the cells done so far, marked

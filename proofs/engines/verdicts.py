@@ -186,10 +186,24 @@ class CellVerdict:
     @property
     def matched(self) -> bool:
         """The catalog's expectation, in every scenario and in the cell's own verdict; a
-        counterexample the implementation does not reproduce is no match either."""
+        counterexample the implementation does not reproduce is no match either, nor is
+        a committed certificate that no longer checks (the cell keeps its bounded proof,
+        but the repository claims one for every size that the code no longer has)."""
         if self.witness is not None and self.witness.impl_disagrees:
             return False
+        if self.stale_certificate:
+            return False
         return self.verdict == self.expected and all(s.matched for s in self.scenarios)
+
+    @property
+    def stale_certificate(self) -> str:
+        """The key of the committed certificate the cell's first-order job checked and
+        found no longer inductive, or "" (none, or it checked; a check that timed out
+        records no answer and is not one)."""
+        job = self.first_order
+        if job is None or not job.certificate or job.status == "proved":
+            return ""
+        return job.certificate
 
     @property
     def scenario(self) -> str | None:

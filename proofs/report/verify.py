@@ -111,7 +111,12 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
                     f"  mismatch: {name}, scenario {check.scenario}: {check.verdict}, expected "
                     f"{check.expected}" + (f": {cell.reason}" if cell.reason else "")
                 )
-        if not cell.matched and all(check.matched for check in cell.scenarios):
+        if cell.stale_certificate:
+            out.append(
+                f"  mismatch: {name}: the committed certificate {cell.stale_certificate} no "
+                f"longer checks, so the proof is bounded: {cell.reason}"
+            )
+        elif not cell.matched and all(check.matched for check in cell.scenarios):
             why = cell.reason or (cell.witness.impl if cell.witness is not None else "")
             out.append(f"  mismatch: {name}: {cell.verdict}, expected {cell.expected}: {why}")
     notes = [c for c in cells if c.reason and c.verdict != COUNTEREXAMPLE and c.matched]

@@ -277,7 +277,12 @@ def test_a_certificate_the_model_no_longer_keeps_is_unknown_and_keeps_the_bounde
         certificate=certificate.key(mutant),
     )
     first, _ = _settled("lock5", stale)
-    assert (first.verdict, first.method) == (PROVED, "explore") and first.matched
+    assert (first.verdict, first.method) == (PROVED, "explore")
+    # not a match: the exit status says the repository's proof for every size is gone
+    assert not first.matched and first.stale_certificate == certificate.key(mutant)
+    shown = "\n".join(table_lines([first]))
+    assert "<-- MISMATCH" in shown
+    assert f"the committed certificate {certificate.key(mutant)} no longer checks" in shown
     assert first.bound != "every size" and first.scope.startswith("the catalog's scenario")
     assert "no longer checks" in first.reason
     assert first.first_order is not None and first.first_order.status == fol.UNKNOWN
