@@ -24,8 +24,20 @@ from model import (
     Verdict,
 )
 from proofs.engines.explore import explore
-from proofs.engines.fol import Cell, Clause, Sample, mixes, order, structure
+from proofs.engines.fol import (
+    Cell,
+    Clause,
+    FiniteSorts,
+    Problem,
+    Sample,
+    Structure,
+    mixes,
+    order,
+    order_z3,
+    structure,
+)
 from proofs.engines.fol.data import config_of
+from proofs.engines.fol.simulate import joining
 from proofs.engines.fol.vocab import lit, neg
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
@@ -174,3 +186,65 @@ def test_a_wrong_order_conjunct_is_caught(tools: Sample) -> None:
         "the mirror agrees with the server",
     )
     assert tools.violated(agree)
+
+
+# -- the order relations in the first-order system -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lean_run() -> tuple[Problem, list[Structure], list[str]]:
+    """The lean counterexample's states as relations of the ordered cell, and its moves."""
+    cell = Cell(
+        VARIANTS_BY_NAME["lock5"],
+        (SITES_BY_NAME["tool-outputs"], SITES_BY_NAME["replacement"]),
+        BASE,
+        ordered=True,
+    )
+    scenario = next(
+        s
+        for s in mixes(cell.sites, 3, BASE, lean=True)
+        if s.name == "mix:tool-outputs+tool-outputs+replacement:lean"
+    )
+    config = config_of(cell, scenario)
+    trace = (
+        explore(config, (Invariant.NO_UNINTENDED_DELETE,))
+        .finding(Invariant.NO_UNINTENDED_DELETE)
+        .trace
+    )
+    assert trace is not None
+    states = [
+        order.order_structure(structure(state, config, cell), state, config, born)
+        for state, born in order.along(config, trace)
+    ]
+    moves = [f"{step.move.kind.value} {step.move.task} {step.move.item}" for step in trace.steps]
+    problem = Problem(cell, FiniteSorts(len(scenario.calls), len(scenario.items())))
+    return problem, states, moves
+
+
+def test_the_ordered_system_puts_an_added_item_after_its_anchor(
+    lean_run: tuple[Problem, list[Structure], list[str]],
+) -> None:
+    """The move that puts the first tool output behind the second in the mirror is a step
+    of the ordered first-order system (after its anchor, the mirror's last item), and the
+    mirror is out of creation order after it; the tail and the head do not join it."""
+    problem, states, moves = lean_run
+    n = moves.index("client-apply 0 new0")
+    after, tail, head = (f"client applies an added event ({p})" for p in order_z3.PLACES)
+    found = joining(problem, states[n], states[n + 1], among=(after, tail, head))
+    assert found == (after,)
+    assert states[n].satisfies(order.MIRROR_BY_CREATION_SETTLED)
+    assert not states[n + 1].satisfies(order.MIRROR_BY_CREATION_SETTLED)
+    # the first output's before-call step is the ordered system's make action
+    assert joining(problem, states[0], states[1], among=("make tool-outputs's items",))
+
+
+def test_the_ordered_system_has_no_step_for_the_out_of_order_diff(
+    lean_run: tuple[Problem, list[Structure], list[str]],
+) -> None:
+    """The replacement's order-aware diff deletes and re-creates an acknowledged output;
+    the first-order system's diff by membership has no such step. That is the assumption
+    failing, seen one move at a time: where the request disagrees with the mirror in
+    order, the first-order system is not the model."""
+    problem, states, moves = lean_run
+    assert moves[-1] == "call 2 None"
+    assert joining(problem, states[-2], states[-1], among=("call replacement",)) == ()
