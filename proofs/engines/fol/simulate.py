@@ -9,15 +9,16 @@ first-order system lacks, so a proof over it would not be a proof of the model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from itertools import product
 from typing import Any
 
 import z3
 
+from model import Config, State, successors
 from proofs.engines.fol.problem import Problem
 from proofs.engines.fol.solve import check, solver
-from proofs.engines.fol.system import FiniteSorts
+from proofs.engines.fol.system import Cell, FiniteSorts
 from proofs.engines.fol.vocab import TASK, Structure
 
 #: Relations a mapped state shows only in part: `data.batch_order` orders the tasks with
@@ -42,7 +43,10 @@ def _fixed(
         f = rels[rel.name]
         rows = s.relations.get(rel.name, frozenset())
         pools = [s.tasks if sort == TASK else s.items for sort in rel.sorts]
+        made = s.relations.get("made", frozenset())
         for combo in product(*pools):
+            if rel.name == "born" and not all((x,) in made for x in combo):
+                continue  # the creation order of items yet to be made is the run's to pick
             atom = f(*(elems[sort][x] for sort, x in zip(rel.sorts, combo, strict=True)))
             out.append(atom if combo in rows else z3.Not(atom))
     return out
@@ -81,3 +85,23 @@ def joining(
             found.append(action.name)
         s.pop()
     return tuple(found)
+
+
+def unjoined(problem: Problem, config: Config, cell: Cell, limit: int = 100_000) -> Iterator[str]:
+    """Every move of every state the explorer reaches in `config` that no action of the
+    ordered cell's first-order system joins, as 'move: pre -> post' (the mapped states
+    with their creation order; `problem` a finite instance of the scenario's size)."""
+    from proofs.engines.fol.data import structure
+    from proofs.engines.fol.order import births, order_structure, reachable_born
+
+    def mapped(state: State, born: tuple[str, ...]) -> Structure:
+        return order_structure(structure(state, config, cell), state, config, born)
+
+    for state, born in reachable_born(config, limit):
+        pre = mapped(state, born)
+        for move, after in successors(state, config):
+            post = mapped(after, births(state, after, born))
+            if same(problem, pre, post):
+                continue
+            if not joining(problem, pre, post):
+                yield f"{move.kind.value} {move.task} {move.item}"
