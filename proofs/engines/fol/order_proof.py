@@ -103,16 +103,21 @@ def _sample(cell: Cell, calls: int) -> Sample:
 
 
 def prove_ordered(
-    cell: Cell, calls: int = 2, timeout_ms: int = 60_000, seconds_limit: float = 300.0
+    cell: Cell,
+    calls: int = 2,
+    timeout_ms: int = 60_000,
+    seconds_limit: float = 300.0,
+    required: tuple[Clause, ...] = (),
 ) -> OrderOutcome:
     """Invariant 1 and the order lemma for the ordered `cell`, seeded by the committed
     certificate of the same cell without the order (its conjuncts are over a smaller
-    vocabulary, so each still reads the same)."""
+    vocabulary, so each still reads the same). `required`: more conjuncts inference may
+    not drop (a diagnosis: the CTI that breaks one says what it needs)."""
     assert cell.ordered
     started = time.perf_counter()
     deadline = time.monotonic() + seconds_limit
     sample = _sample(cell, calls)
-    start = [*fixed_conjuncts(cell), *FIXED, SAFETY, MIRROR_BY_CREATION_SETTLED]
+    start = [*fixed_conjuncts(cell), *FIXED, SAFETY, MIRROR_BY_CREATION_SETTLED, *required]
     broken = [c.name for c in start if sample.violated(c)]
     if broken:
         raise AssertionError(f"a reachable state breaks {broken[0]}")
