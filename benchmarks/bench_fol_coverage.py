@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_fol_coverage.py three-way     # every environment
     .venv/bin/python benchmarks/bench_fol_coverage.py lock5 lock5-hoisted   # site subsets
     .venv/bin/python benchmarks/bench_fol_coverage.py --write lock5   # and certificates
+    .venv/bin/python benchmarks/bench_fol_coverage.py --order lock5   # the order relations
 
 For three-way: invariant 1 with all six sites under each environment of
 `model.ENVIRONMENTS` (base, each option alone, all; `--environments` picks some), each
@@ -26,14 +27,71 @@ import os
 import time
 from itertools import combinations
 
-from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment
-from proofs.engines.fol import PROVED, Cell, Clause, Outcome, prove
+from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment, Invariant, Verdict
+from proofs.engines.explore import explore
+from proofs.engines.fol import PROVED, Cell, Clause, Outcome, prove, run_to
 from proofs.engines.fol.certificate import committed, write
-from proofs.engines.fol.proving import shortest_counterexample
+from proofs.engines.fol.data import config_of, mixes
+from proofs.engines.fol.proving import Counterexample
 from proofs.engines.fol.shrink import minimal
 
 WRITE = False
 LIMIT = 300.0
+
+
+def shortest(cell: Cell, calls: int) -> Counterexample | None:
+    """The shortest counterexample over the smallest mixes, as `proving.shortest_counterexample`
+    finds it, with the lean mixes too (a replacement that drops the start item only:
+    `data.mixes(lean=True)`), which the default mixes never try."""
+    for size in range(1, calls + 1):
+        best: Counterexample | None = None
+        every = mixes(cell.sites, size, cell.environment)
+        every += mixes(cell.sites, size, cell.environment, lean=True)
+        for scenario in every:
+            if len(scenario.calls) != size:
+                continue
+            finding = explore(config_of(cell, scenario), (Invariant.NO_UNINTENDED_DELETE,)).finding(
+                Invariant.NO_UNINTENDED_DELETE
+            )
+            trace = finding.trace
+            shorter = trace is not None and (best is None or trace.depth < best.trace.depth)
+            if finding.verdict is Verdict.COUNTEREXAMPLE and trace is not None and shorter:
+                best = Counterexample(scenario.name, trace)
+        if best is not None:
+            return best
+    return None
+
+
+def order_checks(variant: str, calls: int) -> None:
+    """The ordered first-order system (`Cell(ordered=True)`) against the model: `run_to` a
+    mirror out of creation order on {tool-outputs} (2 tasks, 2 items, 8 steps), and every
+    move of every mix of up to `calls` calls of {user-turn, cleanup} and of the lean mixes
+    of {tool-outputs, replacement} as a step of the system (`simulate.unjoined`)."""
+    from model import SITES_BY_NAME
+    from proofs.engines.fol import FiniteSorts, Problem, order
+    from proofs.engines.fol.simulate import unjoined
+
+    def ordered(names: tuple[str, ...]) -> Cell:
+        sites = tuple(SITES_BY_NAME[n] for n in names)
+        return Cell(VARIANTS_BY_NAME[variant], sites, Environment(), ordered=True)
+
+    started = time.perf_counter()
+    found = run_to(
+        Problem(ordered(("tool-outputs",)), FiniteSorts(2, 2)),
+        order.MIRROR_BY_CREATION_SETTLED,
+        8,
+        timeout_ms=600_000,
+    )
+    depth = None if found is None else found.depth
+    print(f"run_to {{tool-outputs}}: {depth} steps, {time.perf_counter() - started:.1f} s")
+    for names, lean in ((("user-turn", "cleanup"), False), (("tool-outputs", "replacement"), True)):
+        cell = ordered(names)
+        for scenario in mixes(cell.sites, calls, cell.environment, lean=lean):
+            started = time.perf_counter()
+            problem = Problem(cell, FiniteSorts(len(scenario.calls), len(scenario.items())))
+            missing = sorted(set(unjoined(problem, config_of(cell, scenario), cell)))
+            wall = time.perf_counter() - started
+            print(f"{scenario.name}: {wall:.1f} s, moves no action joins: {missing}", flush=True)
 
 
 def row(cell: Cell, seed: tuple[Clause, ...] = ()) -> str:
@@ -70,6 +128,8 @@ def main() -> None:
     parser.add_argument("variants", nargs="+")
     parser.add_argument("--calls", type=int, default=4, help="explorer mixes of up to N calls")
     parser.add_argument("--write", action="store_true", help="write certificates of proofs")
+    parser.add_argument("--order", action="store_true", help="the order relations' checks")
+    parser.add_argument("--no-proofs", action="store_true", help="the explorer's sweep only")
     parser.add_argument("--seconds", type=float, default=300.0, help="inference limit per cell")
     parser.add_argument(
         "--environments", type=lambda x: x.split(","), default=None, help="three-way: NAME,..."
@@ -79,6 +139,11 @@ def main() -> None:
     WRITE = args.write
     LIMIT = args.seconds
     print(f"load average before: {os.getloadavg()}")
+    if args.order:
+        for name in args.variants:
+            order_checks(name, args.calls)
+        print(f"load average after: {os.getloadavg()}")
+        return
     print("| variant | sites | environment | verdict | wall s | invariant or trace |")
     print("| --- | --- | --- | --- | --- | --- |", flush=True)
     for name in args.variants:
@@ -102,7 +167,7 @@ def main() -> None:
             for sites in combinations(SITES, size):
                 cell = Cell(variant, sites, Environment())
                 started = time.perf_counter()
-                found = shortest_counterexample(cell, args.calls)
+                found = shortest(cell, args.calls)
                 if found is None:
                     holding.append(frozenset(sites))
                     continue
@@ -113,6 +178,11 @@ def main() -> None:
                     flush=True,
                 )
         maximal = [s for s in holding if not any(s < other for other in holding)]
+        if args.no_proofs:
+            for sites_set in maximal:
+                names = ", ".join(site.name for site in SITES if site in sites_set)
+                print(f"| {name} | {names} | base | holds (explorer) | | |", flush=True)
+            continue
         for sites_set in maximal:
             ordered = tuple(site for site in SITES if site in sites_set)
             print(row(Cell(variant, ordered, Environment())), flush=True)

@@ -1,7 +1,10 @@
 """The first-order model against `model/`: every state the explorer reaches, mapped to the
-relations, keeps the structure the proofs assume, and a wrong conjunct is caught."""
+relations (the order relations of `order.py` too), keeps the structure the proofs assume,
+and a wrong conjunct is caught."""
 
 from __future__ import annotations
+
+import pytest
 
 from model import (
     ENVIRONMENTS_BY_NAME,
@@ -22,6 +25,7 @@ from proofs.engines.fol import (
     Sample,
     fixed_conjuncts,
     mixes,
+    order,
     reachable,
     structure,
 )
@@ -114,3 +118,85 @@ def test_the_order_assumption_of_a_mirror_diff_proof_on_the_explorers_diffs() ->
     )
     found = shortest_counterexample(cell, 3)
     assert found is not None and found.scenario == "mix:tool-outputs+tool-outputs+cleanup"
+
+
+# -- the order relations on the explorer's states ------------------------------------
+
+
+def _ordered_sample(variant: str, names: tuple[str, ...], calls: int, lean: bool) -> Sample:
+    cell = Cell(VARIANTS_BY_NAME[variant], tuple(SITES_BY_NAME[n] for n in names), BASE)
+    structures = []
+    for scenario in mixes(cell.sites, calls, BASE, lean=lean):
+        if lean and scenario.name.count("replacement") > 1:
+            continue  # a second replacement adds states, not orders (the test's time)
+        config = config_of(cell, scenario)
+        for state, born in order.reachable_born(config):
+            structures.append(
+                order.order_structure(structure(state, config, cell), state, config, born)
+            )
+    return Sample(structures)
+
+
+@pytest.fixture(scope="module")
+def tools() -> Sample:
+    """lock5 {tool-outputs, replacement}, the lean mixes of up to three calls (the failing ones)."""
+    return _ordered_sample("lock5", ("tool-outputs", "replacement"), 3, lean=True)
+
+
+@pytest.fixture(scope="module")
+def turns() -> Sample:
+    """lock5 {user-turn, cleanup}, every mix of up to three calls (it holds)."""
+    return _ordered_sample("lock5", ("user-turn", "cleanup"), 3, lean=False)
+
+
+def test_the_orders_are_strict_total_orders_and_the_local_one_is_creation_order(
+    tools: Sample, turns: Sample
+) -> None:
+    assert len(tools) > 500 and len(turns) > 500
+    for sample in (tools, turns):
+        for clause in (*order.axioms(), order.LOCAL_BY_CREATION, order.COPY_BY_CREATION):
+            assert not sample.violated(clause), clause.name
+
+
+def test_the_lemma_holds_where_the_cell_holds_and_fails_where_it_fails(
+    tools: Sample, turns: Sample
+) -> None:
+    """The mirror is in creation order, so the local context and every copy agree with it,
+    in lock5 {user-turn, cleanup}; two tool pushes break all three."""
+    lemmas = (
+        order.MIRROR_BY_CREATION,
+        order.LOCAL_AGREES_WITH_MIRROR,
+        order.COPY_AGREES_WITH_MIRROR,
+    )
+    for clause in lemmas:
+        assert not turns.violated(clause), clause.name
+        assert tools.violated(clause), clause.name
+
+
+def test_a_wrong_order_conjunct_is_caught(tools: Sample) -> None:
+    wrong = (
+        # the local order on the mirror's items
+        Clause((neg("lo", "i", "j"), lit("M", "i")), "the local order only on the mirror"),
+        # the server's order reversed: the mirror's older item is the server's younger one
+        Clause((neg("mo", "i", "j"), neg("so", "j", "i")), "the server reverses the mirror"),
+        # a request in creation order (a snapshot request is in the mirror's order)
+        Clause(
+            (neg("ro", "t", "i", "j"), lit("born", "i", "j")), "every request in creation order"
+        ),
+    )
+    for clause in wrong:
+        assert tools.violated(clause), clause.name
+    # and a true one is not: a replacement's request (its copy less its drops, then its
+    # own items, the youngest) is in creation order
+    replacement = Clause(
+        (neg("ro", "t", "i", "j"), neg("site:replacement", "t"), lit("born", "i", "j")),
+        "a replacement's request in creation order",
+    )
+    assert not tools.violated(replacement)
+    # (the mirror need not agree with the server: a replacement's delete and re-create of
+    # an output reach the server before their events reach the mirror)
+    agree = Clause(
+        (neg("mo", "i", "j"), neg("S", "i"), neg("S", "j"), lit("so", "i", "j")),
+        "the mirror agrees with the server",
+    )
+    assert tools.violated(agree)

@@ -13,6 +13,7 @@ from typing import Any
 import z3
 
 from model import LocalUpdate, RequestSource, Site
+from proofs.engines.fol import order_z3
 from proofs.engines.fol.system import PCS, Action, Cell, Expr, Fn, Run, Sorts, merge
 from proofs.engines.fol.vocab import ITEM, TASK
 
@@ -109,6 +110,8 @@ def _site(cell: Cell, run: Run, site: Site) -> Fn:
 def _site_actions(cell: Cell, sorts: Sorts, site: Site) -> list[Action]:
     out: list[Action] = []
     stale = cell.environment.stale_copies and site.request is RequestSource.CALLER_COPY
+    if cell.ordered and order_z3.creation(cell, site) == "make":
+        out.append(order_z3.make_action(cell, sorts, site))
     if stale:
         out.append(Action(f"copy {site.name}", T, lambda r, p: _copy(cell, site, r, p)))
     out.append(
@@ -161,6 +164,8 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
         run.require(z3.And(_site(cell, run, site)(t), idle))
     adds, drops = run["adds"], run["drops"]
     update = cell.variant.local_update(site)
+    if cell.ordered and order_z3.creation(cell, site) != "snapshot":
+        order_z3.create(sorts, run, t)
     if site.request is RequestSource.CALLER_COPY:
         local0 = run["L"]
         old_copy = run["copy"]
@@ -170,11 +175,13 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
         _set_row(run, "copy", t, copy)
         _set_row(run, "base", t, base)
         if update is LocalUpdate.REPLACE:
-            _orphan(run, t, local0)
+            _orphan(cell, run, t, local0)
             run.set("L", requested)
             _set_task(run, "bound", t, True)
         else:
             _set_row(run, "req", t, requested)
+            if cell.ordered:
+                order_z3.by_creation(run, t, requested)
     elif site.request is RequestSource.LOCAL_CONTEXT:
         _set_task(run, "bound", t, True)
     if update is LocalUpdate.BEFORE_PUSH:
@@ -195,7 +202,7 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
     return _snapshot(cell, sorts, site, run, p)
 
 
-def _orphan(run: Run, t: Any, local0: Fn) -> None:
+def _orphan(cell: Cell, run: Run, t: Any, local0: Fn) -> None:
     """A replacement gives the activity a new local context object; a waiting task bound
     to the old object keeps it, and nobody changes it any more."""
     bound, wact, wprov, req = run["bound"], run["wact"], run["wprov"], run["req"]
@@ -204,12 +211,18 @@ def _orphan(run: Run, t: Any, local0: Fn) -> None:
         return z3.And(x != t, bound(x), z3.Or(wact(x), wprov(x)))
 
     run.set("req", lambda x, i: z3.If(orphaned(x), local0(i), req(x, i)))
+    if cell.ordered:
+        order_z3.by_creation_where(run, orphaned, local0)
     run.set("bound", lambda x: z3.And(bound(x), z3.Not(orphaned(x))))
 
 
 def _snapshot(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any]) -> Run:
     t = p["t"]
+    if cell.ordered and order_z3.creation(cell, site) == "snapshot":
+        order_z3.create(sorts, run, t)
     if site.request is RequestSource.MIRROR_SNAPSHOT:
+        if cell.ordered:
+            order_z3.snapshot(run, t)
         mirror, adds, drops = run["M"], run["adds"], run["drops"]
         _set_row(run, "req", t, lambda i: z3.Or(z3.And(mirror(i), z3.Not(drops(t, i))), adds(t, i)))
         _set_row(run, "base", t, lambda i: z3.Or(mirror(i), drops(t, i)))
@@ -268,6 +281,8 @@ def _diff_and_send(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, 
     if cell.three_way:
         _add_row(run, "oc", t, creates)
         _add_row(run, "od", t, deletes)
+    if cell.ordered:
+        order_z3.at_diff(run, t, bound, final)
     _set_row(run, "req", t, final)
     before = run["before"]
     run.set("before", lambda x, y: z3.If(y == t, x != t, z3.And(x != t, before(x, y))))
@@ -344,15 +359,19 @@ I = (("i", ITEM),)  # noqa: E741
 def _environment_actions(cell: Cell, sorts: Sorts) -> list[Action]:
     env = cell.environment
     out = [
-        Action("server applies a create", TI, lambda r, p: _server_create(sorts, r, p)),
-        Action("server refuses a create", TI, lambda r, p: _server_refuse(sorts, r, p)),
+        Action("server applies a create", TI, lambda r, p: _server_create(cell, sorts, r, p)),
+        Action("server refuses a create", TI, lambda r, p: _server_refuse(cell, sorts, r, p)),
         Action("server applies a delete", TI, lambda r, p: _server_delete(sorts, r, p)),
     ]
     if env.rejections:
         out.append(
             Action("server rejects a delete", TI, lambda r, p: _server_reject_delete(sorts, r, p))
         )
-    out += [_client_action(cell, sorts, kind) for kind in _EVENTS]
+    for kind in _EVENTS:
+        if cell.ordered and kind == "evc":
+            out += [_ordered_added(cell, sorts, place) for place in order_z3.PLACES]
+        else:
+            out.append(_client_action(cell, sorts, kind))
     if env.server_items:
         out += [
             Action("model creates an item", I, lambda r, p: _model_creates(r, p)),
@@ -378,6 +397,20 @@ def _client_action(cell: Cell, sorts: Sorts, kind: str) -> Action:
     return Action(f"client applies {_EVENT_WORDS[kind]}", TI, effect)
 
 
+def _ordered_added(cell: Cell, sorts: Sorts, place: str) -> Action:
+    """The client applies an added event, and the mirror's order puts its item where its
+    anchor says (`order_z3.added`)."""
+
+    def effect(run: Run, p: dict[str, Any]) -> Run:
+        mirror, mo = run["M"], run["mo"]
+        run = _client_apply(cell, sorts, "evc", run, p)
+        order_z3.added(sorts, run, place, p, mirror, mo)
+        return run
+
+    params = TI if place == order_z3.PLACES[2] else (*TI, ("p", ITEM))
+    return Action(f"client applies {_EVENT_WORDS['evc']} ({place})", params, effect)
+
+
 def _first_batch(sorts: Sorts, run: Run, t: Any, slots: tuple[str, ...]) -> Expr:
     """No batch sent before t's has a slot of `slots` left (the FIFO, at batch grain)."""
     before = run["before"]
@@ -395,9 +428,11 @@ def _at_server(sorts: Sorts, run: Run, t: Any, i: Any, slot: str) -> None:
     _set_slot(run, slot, t, i, False)
 
 
-def _server_create(sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
+def _server_create(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
     t, i = p["t"], p["i"]
     on_server = run["S"](i)
+    if cell.ordered:
+        order_z3.in_batch_order(sorts, run, t, i, ("tsc",), ("tsd",))
     _at_server(sorts, run, t, i, "tsc")
     placed = run.copy()
     _set_item(placed, "S", i, True)
@@ -407,10 +442,12 @@ def _server_create(sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
     return merge(on_server, refused, placed)
 
 
-def _server_refuse(sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
+def _server_refuse(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
     """The server refuses a create (its anchor is gone, or it was rejected): any create
     may be refused, since anchors are not modelled."""
     t, i = p["t"], p["i"]
+    if cell.ordered:
+        order_z3.in_batch_order(sorts, run, t, i, ("tsc",), ("tsd",))
     _at_server(sorts, run, t, i, "tsc")
     _set_slot(run, "erc", t, i, True)
     return run
@@ -441,12 +478,16 @@ def _client_apply(cell: Cell, sorts: Sorts, kind: str, run: Run, p: dict[str, An
     if cell.mutant != "events-out-of-order":
         guard = z3.And(guard, _first_batch(sorts, run, t, _EVENTS))
     run.require(guard)
+    if cell.ordered and kind in ("evc", "erc"):
+        order_z3.in_batch_order(sorts, run, t, i, ("evc", "erc"), ("evd", "erd"))
     _set_slot(run, kind, t, i, False)
     pending = "pc" if kind in ("evc", "erc") else "pd"
     if kind == "evc":
         _set_item(run, "M", i, True)
         _set_item(run, "acked", i, True)
     elif kind == "evd":
+        if cell.ordered:
+            order_z3.deleted(run, i, run["mo"])
         _set_item(run, "M", i, False)
         if cell.three_way:
             _set_item(run, "gone", i, True)

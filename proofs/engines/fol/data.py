@@ -152,7 +152,11 @@ def reachable(config: Config, limit: int = 200_000) -> Iterator[State]:
 
 
 def mixes(
-    sites: tuple[Site, ...], size: int, environment: Environment, server_drops: bool = False
+    sites: tuple[Site, ...],
+    size: int,
+    environment: Environment,
+    server_drops: bool = False,
+    lean: bool = False,
 ) -> tuple[Scenario, ...]:
     """Every multiset of up to `size` calls of `sites`, each on fresh items, as scenarios
     that meet this engine's assumptions (cleanups drop the never-played item).
@@ -162,11 +166,17 @@ def mixes(
     server-items lemma). Off for `verify`'s mixes: a replacement whose intent drops an
     item it never saw is no run a caller makes (the catalog's replacements keep it), and
     with it three-way "fails" agreement at rest once the local context learns the item
-    after the replacement."""
+    after the replacement.
+
+    `lean`: a replacement drops the start item only (named `...:lean`, and only the mixes
+    where that differs from the default). Dropping the previous call's item hides that call's item
+    from the replacement's diff, so the default mixes never show a replacement diffing
+    two items the local context and the mirror hold in different orders."""
     out: list[Scenario] = []
     for count in range(1, size + 1):
         for combo in combinations_with_replacement(sites, count):
             calls: list[Call] = []
+            leaner = False  # a replacement here drops the previous call's item
             for n, site in enumerate(combo):
                 if site.request is RequestSource.LOCAL_CONTEXT:
                     calls.append(Call(site.name, drops=("asst1",)))
@@ -174,6 +184,8 @@ def mixes(
                     # it drops a start item and the previous call's item: a replacement
                     # may delete what another push still has in flight
                     adder = n > 0 and combo[n - 1].request is not RequestSource.LOCAL_CONTEXT
+                    leaner = leaner or adder
+                    adder = adder and not lean
                     drops: tuple[str, ...] = ("msg0", f"new{n - 1}") if adder else ("msg0",)
                     if server_drops and environment.server_items:
                         # and the model's item, once learned: a delete of a server item
@@ -183,6 +195,10 @@ def mixes(
                     calls.append(Call(site.name, adds=(f"new{n}",)))
             cleanup = any(s.request is RequestSource.LOCAL_CONTEXT for s in combo)
             name = "+".join(s.name for s in combo)
+            if lean:
+                if not leaner:
+                    continue  # the same calls as the default mix
+                name += ":lean"
             out.append(
                 Scenario(
                     name=f"mix:{name}",

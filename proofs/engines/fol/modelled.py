@@ -117,6 +117,8 @@ def coverage(cell: Cell) -> str:
             return f"the first-order model does not read site field {', '.join(fields)}"
         if site.request not in REQUESTS_MODELLED or site.local_update not in UPDATES_MODELLED:
             return f"the first-order model does not model site {site.name}'s request or update"
+    if cell.ordered and (cell.three_way or env.server_items):
+        return "the order relations are not written for three-way or the model's items"
     reason = _order_reason(cell)
     if reason:
         return reason

@@ -17,6 +17,7 @@ from typing import Any
 import z3
 
 from model import RequestSource
+from proofs.engines.fol import order_z3
 from proofs.engines.fol.actions import actions
 from proofs.engines.fol.system import (
     PCS,
@@ -266,8 +267,12 @@ class Problem:
         if self.cell.server_items:
             pool = rels["pool"]
             out.append(s.forall(ITEM, lambda i: z3.Implies(pool(i), z3.Not(S(i)))))
+        if self.cell.ordered:
+            out += order_z3.init(s, rels)
         for rel in self.relations:
             if rel.static or rel.name in ("S", "M", "L", "acked", "before"):
+                continue
+            if self.cell.ordered and rel.name in order_z3.INITIALISED:
                 continue
             value = rel.name == "idle"
             f = rels[rel.name]

@@ -59,6 +59,9 @@ class Cell:
     #: The provider session's shape; by default the variant's own. The actions are
     #: written for two shapes only (`modelled.SHAPES_MODELLED`); any other is unknown.
     shape: SessionShape = field()
+    #: With the order relations of `order_z3.py` (creation order, the mirror's and each
+    #: request's order): only cells that ask for them get the larger vocabulary.
+    ordered: bool = field(default=False, kw_only=True)
 
     @shape.default
     def _default_shape(self) -> SessionShape:
@@ -133,6 +136,13 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
         rels += [
             Relation("oc", (TASK, ITEM), summary="its create is outstanding (expected view)"),
             Relation("od", (TASK, ITEM), summary="its delete is outstanding (expected view)"),
+        ]
+    if cell.ordered:
+        rels += [
+            Relation("born", (ITEM, ITEM), static=True, summary="created earlier than"),
+            Relation("made", (ITEM,), summary="created"),
+            Relation("mo", (ITEM, ITEM), summary="ahead of, in the mirror"),
+            Relation("ro", (TASK, ITEM, ITEM), summary="ahead of, in the task's request"),
         ]
     return tuple(rels)
 

@@ -17,7 +17,7 @@ TASK = "task"
 ITEM = "item"
 
 #: Variables by sort; a clause uses at most these.
-VARIABLES: dict[str, str] = {"t": TASK, "u": TASK, "w": TASK, "i": ITEM, "j": ITEM}
+VARIABLES: dict[str, str] = {"t": TASK, "u": TASK, "w": TASK, "i": ITEM, "j": ITEM, "k": ITEM}
 
 
 #: Relations defined by others (a disjunction of same-signature ones): a create of the
