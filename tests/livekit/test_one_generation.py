@@ -134,3 +134,29 @@ def test_the_set_up_needs_the_message_read_before_the_tool_starts(
 
     with pytest.raises(SetupError, match="local context starts as"):
         run_plugin(one, (), build=OneAtATime)
+
+
+def test_with_the_message_first_the_model_anchors_the_output_wrongly(
+    livekit_version: str,
+) -> None:
+    """A fact the model does not have: where the response's message comes before its
+    function call, the real output's create names the function call, still on the
+    server, and the output is kept; the model, which holds no function call, anchors
+    it at the deleted message and refuses it. So the one-generation reading is
+    driven with the call first, the order in which the model's anchor is the real
+    one (docs/livekit.md, "One generation's two pushes")."""
+    from proofs.adapters.livekit.one_generation_adapters import OneGenerationPlugin
+    from proofs.adapters.livekit.plugin import run_plugin
+    from proofs.engines.explore import explore
+
+    _release(livekit_version)
+    _, one = _configs()
+    (finding,) = [f for f in explore(one).findings if f.trace is not None]
+    assert finding.trace is not None
+
+    class MessageFirst(OneGenerationPlugin):
+        call_first = False
+
+    outcome = run_plugin(one, finding.trace.moves, build=MessageFirst)
+    assert not outcome.broken
+    assert outcome.divergence is not None and "'out1 added' (T1)" in outcome.divergence

@@ -140,6 +140,10 @@ class OneGenerationPlugin(_OneGeneration, PluginAdapter):
     never-played message; the call's `output_item.done` and the message's "added"
     events reach the session in one write (the module's docstring)."""
 
+    #: The response's order: the function call, then the message (the order in which
+    #: the model's anchor of the output is the real one; the module's docstring).
+    call_first = True
+
     def __init__(self, config: Config, early: frozenset[int] = frozenset()) -> None:
         self._roles(config)
         super().__init__(config, early=early)
@@ -153,10 +157,9 @@ class OneGenerationPlugin(_OneGeneration, PluginAdapter):
         message = self.config.call(index).drops[0]
         self.names[message] = message
         self.gates[f"call_{self.output}"] = self.loop.create_future()
-        outputs = (
-            Call(f"fc_{self.output}", f"call_{self.output}", "lookup"),
-            Message(message, f"text of {message}"),
-        )
+        call = Call(f"fc_{self.output}", f"call_{self.output}", "lookup")
+        text = Message(message, f"text of {message}")
+        outputs = (call, text) if self.call_first else (text, call)
         self.gated.responses.append(Response(outputs, held=True, tag=str(index)))
         handle = self.session.generate_reply()
         self.handles[index] = handle
