@@ -10,7 +10,11 @@ For every catalog scenario, under its own environment:
   reports whether the real code stepped with the model;
 * the verdict: which invariants the real code broke, which items it lost or
   brought back, whether that is what the catalog expects of the variant, and
-  the shortest interleaving that shows it.
+  the shortest interleaving that shows it;
+* a scenario whose cleanup and interrupted tool outputs can be one generation's
+  two pushes is all of the above in both readings (`set_ups`), its verdict
+  theirs together; runs the real code cannot take are counted by reason
+  (`drivable.undrivable`), never run.
 
 `python -m proofs.cli.livekit_release --json` prints the report of whatever release
 is installed; `proofs.adapters.livekit.releases.run_release` runs it for another one.
