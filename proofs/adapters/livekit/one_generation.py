@@ -19,16 +19,17 @@ interrupts nothing of its own (`SpeechTurn.WAITS`), so it is called once the
 cleanup has given the turn up, with or without the cleanup's ops in flight, and
 its call is the tool's return.
 
-The real generation's response carries the function call first and then the
-message that never plays, so the output's create names the mirror's last item,
-the message, as the model's create does (the model holds no function-call item:
-its create follows the snapshot's last item). The set-up writes the function
-call's `output_item.done` and the message's "added" events to the socket in one
-write (`GatedConnection.deliver_together`), as a network may: the session reads
-the message before the tool has started, so the activity's placeholder handler
-does not add it locally (its predecessor, the function call, is not yet the
-local context's last item), and the scenario's start (the message on the server,
-not in the local context) is the real one.
+The adapters (`one_generation_adapters`) script a response with the function
+call first and then the message that never plays, so the output's create names
+the mirror's last item, the message, as the model's create does (the model holds
+no function-call item: its create follows the snapshot's last item). With the
+message first the real create names the function call and the model is wrong
+(docs/livekit.md, "One generation's two pushes"). Over the plugin the function
+call's `output_item.done` and the message's "added" events reach the session in
+one write (`GatedConnection.deliver_together`), as a network may coalesce them:
+the session reads the message before the tool has started, so the activity's
+placeholder handler does not add it locally, and the scenario's start (the
+message on the server, not in the local context) is the real one.
 """
 
 from __future__ import annotations
