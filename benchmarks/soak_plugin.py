@@ -25,7 +25,9 @@ Faults, one per cell:
 At rest it counts, per round, the items lost (in the local context, pushed,
 and not on the server conversation of the last connection) and the
 unintended deletes (a delete of an item whose "added" event the client had
-been delivered, sent by a push that does not mean to remove it).
+been delivered, sent by a push that does not mean to remove it), and what the
+fault did: the item ops rejected, the item ops held past the ack wait, and the
+pushes whose `update_chat_ctx` raised.
 
     python benchmarks/soak_plugin.py                     # the installed release, every fault
     python benchmarks/soak_plugin.py --release 1.8.8     # the other, from .cache/livekit
