@@ -43,6 +43,15 @@ def _driven(release: dict[str, Any]) -> tuple[int, int, int]:
     )
 
 
+def _rows(release: dict[str, Any]) -> dict[str, int]:
+    """Each applicable row's interleavings (what differs between runs, if anything)."""
+    return {
+        r["scenario"]: r["sequences"]
+        for r in release["scenarios"] + release["pairs"]
+        if r["applicable"]
+    }
+
+
 def main() -> int:
     """Print the medians; the seconds are wall time on this machine, under its load."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -54,12 +63,14 @@ def main() -> int:
         per_release: dict[str, list[float]] = {}
         loads: list[float] = []
         last: dict[str, Any] = {}
+        rows: dict[str, list[dict[str, int]]] = {}
         for _ in range(args.repeat):
             wall, report, load = _one(provider)
             walls.append(wall)
             loads.extend(load)
             for release in report["releases"]:
                 per_release.setdefault(release["release"], []).append(release["seconds"])
+                rows.setdefault(release["release"], []).append(_rows(release))
             last = report
         print(
             f"{provider}: {statistics.median(walls):.1f} s wall (median of {len(walls)}: "
@@ -73,6 +84,11 @@ def main() -> int:
                 f"  {release['release']}: {seconds:.1f} s in the report, {runs} interleavings, "
                 f"{stepped} stepped, {left} not driven, as expected: {release['as_expected']}"
             )
+            runs_rows = rows[release["release"]]
+            for name in sorted({name for each in runs_rows for name in each}):
+                counts = [each.get(name) for each in runs_rows]
+                if len(set(counts)) > 1:
+                    print(f"    {name}: interleavings differ between runs: {counts}")
     return 0
 
 

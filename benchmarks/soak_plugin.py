@@ -25,7 +25,9 @@ Faults, one per cell:
 At rest it counts, per round, the items lost (in the local context, pushed,
 and not on the server conversation of the last connection) and the
 unintended deletes (a delete of an item whose "added" event the client had
-been delivered, sent by a push that does not mean to remove it).
+been delivered, sent by a push that does not mean to remove it), and what the
+fault did: the item ops rejected, the item ops held past the ack wait, and the
+pushes whose `update_chat_ctx` raised.
 
     python benchmarks/soak_plugin.py                     # the installed release, every fault
     python benchmarks/soak_plugin.py --release 1.8.8     # the other, from .cache/livekit
@@ -103,6 +105,10 @@ class Round:
         self.last_in: dict[int, float] = {}
         self.last_out: dict[int, float] = {}
         self.dropped = 0
+        #: Item ops the server answered with an error (the `rejections` fault).
+        self.rejected = 0
+        #: Item ops the server held past the push's ack wait (the `timeouts` fault).
+        self.held = 0
 
     def _delay(self) -> float:
         return max(0.0, self.latency + self.rng.uniform(-self.jitter, self.jitter))
@@ -116,6 +122,7 @@ class Round:
                     delay = self._delay()
                     if self.fault == "timeouts" and _item_op(event) and self.rng.random() < 0.1:
                         delay = 6.0
+                        self.held += 1
                     due = max(self.last_in.get(key, 0.0), now + delay)
                     self.last_in[key] = due
                     self.due[id(event)] = due
@@ -165,6 +172,7 @@ class Round:
                         rejects = self.fault == "rejections" and _item_op(conn.to_server[0])
                         if rejects and self.rng.random() < 0.1:
                             conn.reject_next()
+                            self.rejected += 1
                         else:
                             conn.apply_next()
                     elif what == "deliver":
@@ -198,9 +206,14 @@ class Round:
                 name = adapter.names.get(delete.item_id, delete.item_id)
                 if name not in drops:
                     unintended += 1
-        pushes = sum(1 for record in adapter.tracker.records.values() if record.entered)
+        records = adapter.tracker.records.values()
+        pushes = sum(1 for record in records if record.entered)
         return {
             "pushes": pushes,
+            "rejected": self.rejected,
+            "held": self.held,
+            # pushes whose `update_chat_ctx` raised (its 5 s ack wait ran out)
+            "timed_out": sum(1 for record in records if record.returned and record.failed),
             "lost": len(lost),
             "lost_items": lost,
             "unintended_deletes": unintended,
@@ -235,14 +248,15 @@ def soak_cell(
     variant = RELEASES_BY_VERSION[version].variant
     rng = random.Random(f"{seed}/{fault}")
     sites = tuple(site for site in SITES if site[0] not in without)
-    totals = {"rounds": 0, "pushes": 0, "lost": 0, "unintended_deletes": 0, "dropped": 0}
+    counted = ("pushes", "lost", "unintended_deletes", "dropped", "rejected", "held", "timed_out")
+    totals = {"rounds": 0, **dict.fromkeys(counted, 0)}
     rounds_losing = 0
     examples: dict[str, int] = {}
     started = time.perf_counter()
     while totals["pushes"] < pushes:
         result = Round(rng, fault, latency, jitter, variant, sites).run()
         totals["rounds"] += 1
-        for key in ("pushes", "lost", "unintended_deletes", "dropped"):
+        for key in counted:
             totals[key] += result[key]
         if result["lost"]:
             rounds_losing += 1

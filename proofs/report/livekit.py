@@ -95,6 +95,8 @@ def render(report: dict[str, Any]) -> list[str]:
             lines.extend("      " + line.strip() for line in detail[1:4])
         for line in _calls_not_as_model(s):
             lines.append(line)
+        for why, count in s.get("not_driven_why", {}).items():
+            lines.append(f"  {s['scenario']}: {count} run(s) not driven: {why}")
         for error in s["errors"]:
             lines.append(f"  {s['scenario']}: error: {error}")
         for item in s["background_losses"]:

@@ -36,5 +36,7 @@ def test_two_interrupted_generations_run_one_after_the_other() -> None:
     # a real reply started at its call, once the cleanup's push has returned
     row = _row(SCENARIOS_BY_NAME["cleanup-during-tool-push"])
     assert row["push_lines"] == [4758, 4808]
-    assert row["stepped_with_model"] == row["sequences"] == 1
+    # one run in each reading: two generations, and one generation's two pushes
+    assert row["readings"] == ["as called", "one generation"]
+    assert row["stepped_with_model"] == row["sequences"] == 2
     assert row["matches"] is True and row["real_broken"] == row["model_broken"] == []

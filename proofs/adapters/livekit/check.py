@@ -10,7 +10,11 @@ For every catalog scenario, under its own environment:
   reports whether the real code stepped with the model;
 * the verdict: which invariants the real code broke, which items it lost or
   brought back, whether that is what the catalog expects of the variant, and
-  the shortest interleaving that shows it.
+  the shortest interleaving that shows it;
+* a scenario whose cleanup and interrupted tool outputs can be one generation's
+  two pushes is all of the above in both readings (`set_ups`), its verdict
+  theirs together; runs the real code cannot take are counted by reason
+  (`drivable.undrivable`), never run.
 
 `python -m proofs.cli.livekit_release --json` prints the report of whatever release
 is installed; `proofs.adapters.livekit.releases.run_release` runs it for another one.
@@ -53,7 +57,8 @@ from model.shapes import (
 from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.adapter import LivekitAdapter
-from proofs.adapters.livekit.drivable import undrivable
+from proofs.adapters.livekit.drivable import given, settled, undrivable
+from proofs.adapters.livekit.one_generation import is_one_generation, one_generation
 from proofs.adapters.livekit.releases import (
     RELEASES_BY_VERSION,
     Release,
@@ -65,7 +70,7 @@ from proofs.adapters.livekit.replay import (
     sequences,
 )
 from proofs.engines.audit import SITE_REQUESTS, audit_source
-from proofs.engines.conformance.lockstep import ModelSide, model_side
+from proofs.engines.conformance.lockstep import model_side
 from proofs.engines.explore import explore
 from proofs.errors import ReleaseUnavailable, UnsupportedConfig
 
@@ -133,13 +138,18 @@ def ran_runner(provider: str, build: type[LivekitAdapter] | None = None) -> RanR
 
     def go(config: Config, moves: Iterable[Any]) -> tuple[Outcome, Ran]:
         seen.clear()
+        base = build
+        if base is None and is_one_generation(config):
+            from proofs.adapters.livekit.one_generation_adapters import one_generation_adapter
+
+            base = one_generation_adapter(provider)
         if provider == "plugin":
             from proofs.adapters.livekit.plugin import PluginAdapter, run_plugin
 
-            adapter = recording(build or PluginAdapter)
+            adapter = recording(base or PluginAdapter)
             outcome = run_plugin(config, moves, build=adapter)  # type: ignore[arg-type]
         else:
-            outcome = run(config, moves, build=recording(build or LivekitAdapter))
+            outcome = run(config, moves, build=recording(base or LivekitAdapter))
         return outcome, seen[0]
 
     return go
@@ -151,11 +161,11 @@ def model_ran(config: Config, moves: Iterable[Move]) -> frozenset[Ran]:
     event to the client, until nothing is in flight). Deliveries are positional, as
     the harness gives them; a move the model does not allow ends that branch."""
     side = model_side(config)
-    states = _settled(side, initial_state(config))
+    states = settled(side, initial_state(config))
     for move in moves:
         if move.kind in INTERNAL_MOVES:
             continue
-        states = {end for state in states for end in _given(side, state, move)}
+        states = {end for state in states for end in given(side, state, move)}
     ends: set[State] = set()
     todo = list(states)
     seen = set(todo)
@@ -168,29 +178,11 @@ def model_ran(config: Config, moves: Iterable[Move]) -> frozenset[Ran]:
         if not deliveries:
             ends.add(state)
         for move in deliveries:
-            for end in _given(side, state, move):
+            for end in given(side, state, move):
                 if end not in seen:
                     seen.add(end)
                     todo.append(end)
     return frozenset(tuple(_PC_RAN[task.pc] for task in state.tasks) for state in ends)
-
-
-def _settled(side: ModelSide, state: State) -> set[State]:
-    return {end for end in side.closure(state) if not side.internal(end)}
-
-
-def _given(side: ModelSide, state: State, move: Move) -> set[State]:
-    """The settled states after the stimulus `move` (by position, for a delivery)."""
-    stimuli = side.stimuli(state)
-    if move not in stimuli:
-        same = [m for m in stimuli if m.kind is move.kind]
-        if move.kind not in _POSITIONAL or not same:
-            return set()
-        move = same[0]
-    return _settled(side, side.after(state, move))
-
-
-_POSITIONAL = frozenset({MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY})
 
 
 #: The variant whose counterexamples every release is also tried on.
@@ -328,64 +320,70 @@ def check_scenario(
     variant = VARIANTS_BY_NAME[release.variant]
     environment = with_options(scenario.environment, options)
     config = release_config(release.variant, scenario, environment, speech_turn)
+    #: the scenario's readings (`set_ups`): the model of each is explored, run and
+    #: swept; the row's verdict is every reading's together
+    readings = set_ups(config)
     applicable = all(call.site in release.sites for call in scenario.calls)
     replays: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     #: per run: whether each call's push started and ended as the model's run says
     ran_as_model: list[bool] = []
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[int, tuple[str, ...]]] = set()
     #: The runs (replays and sweep) left out, by why the real code cannot take them.
     left: dict[str, int] = {}
     explorations = {
-        source: explore(release_config(source, scenario, environment, speech_turn))
+        source: [
+            explore(reading)
+            for reading in set_ups(release_config(source, scenario, environment, speech_turn))
+        ]
         for source in dict.fromkeys((release.variant, WEAKEST))
     }
-    for source, exploration in explorations.items():
-        for finding in exploration.findings:
-            if finding.trace is None:
-                continue
-            key = tuple(move.label() for move in finding.trace.moves)
-            if key in seen:
-                continue
-            seen.add(key)
-            why = undrivable(config, finding.trace.moves)
-            if why is not None:
-                # a counterexample the real code cannot take is counted, not run
-                left[why] = left.get(why, 0) + 1
-                continue
-            outcome, ran = go(config, finding.trace.moves)
-            # the calls of a trace run as the model it comes from says: the release's
-            # own model may not allow a weaker variant's trace at all
-            expected_ran = model_ran(exploration.config, finding.trace.moves)
-            outcomes.append(outcome)
-            ran_as_model.append(ran in expected_ran)
-            label = f"{source} {finding.invariant.value}"
-            replays.append(_outcome_json(outcome, ran, expected_ran, label))
+    for source, per_reading in explorations.items():
+        for number, exploration in enumerate(per_reading):
+            reading = readings[number]
+            for finding in exploration.findings:
+                if finding.trace is None:
+                    continue
+                key = (number, tuple(move.label() for move in finding.trace.moves))
+                if key in seen:
+                    continue
+                seen.add(key)
+                why = undrivable(reading, finding.trace.moves)
+                if why is not None:
+                    # a counterexample the real code cannot take is counted, not run
+                    left[why] = left.get(why, 0) + 1
+                    continue
+                outcome, ran = go(reading, finding.trace.moves)
+                # the calls of a trace run as the model it comes from says: the release's
+                # own model may not allow a weaker variant's trace at all
+                expected_ran = model_ran(exploration.config, finding.trace.moves)
+                outcomes.append(outcome)
+                ran_as_model.append(ran in expected_ran)
+                label = f"{source} {finding.invariant.value}"
+                replays.append(_outcome_json(outcome, ran, expected_ran, label) | _reading(reading))
     swept: list[dict[str, Any]] = []
     if sweep:
-        driven, undriven_runs = drivable_sequences(config)
-        for why, count in undriven_runs.items():
-            left[why] = left.get(why, 0) + count
-        for moves in driven:
-            outcome, ran = go(config, moves)
-            expected_ran = model_ran(config, moves)
-            outcomes.append(outcome)
-            ran_as_model.append(ran in expected_ran)
-            swept.append(_outcome_json(outcome, ran, expected_ran))
+        for reading in readings:
+            driven, undriven_runs = drivable_sequences(reading)
+            for why, count in undriven_runs.items():
+                left[why] = left.get(why, 0) + count
+            for moves in driven:
+                outcome, ran = go(reading, moves)
+                expected_ran = model_ran(reading, moves)
+                outcomes.append(outcome)
+                ran_as_model.append(ran in expected_ran)
+                swept.append(_outcome_json(outcome, ran, expected_ran) | _reading(reading))
     real = frozenset(i for outcome in outcomes for i in outcome.broken)
     # the expectation is the explorer's verdict on this very scenario, never a
     # lookup by name: a scenario outside the catalog is judged as one inside it
-    expected = explorations[release.variant]
+    expected = [finding for e in explorations[release.variant] for finding in e.findings]
     model = frozenset(
-        finding.invariant
-        for finding in expected.findings
-        if finding.verdict is Verdict.COUNTEREXAMPLE
+        finding.invariant for finding in expected if finding.verdict is Verdict.COUNTEREXAMPLE
     )
-    model_items = {
-        finding.invariant.value: finding.violation.item
-        for finding in expected.findings
-        if finding.violation is not None
-    }
+    model_items: dict[str, str] = {}
+    for finding in expected:
+        if finding.violation is not None:
+            model_items.setdefault(finding.invariant.value, finding.violation.item)
     real_items = {
         invariant.value: sorted(
             {o.violations[invariant].item for o in outcomes if invariant in o.violations}
@@ -437,8 +435,10 @@ def check_scenario(
         "recreated": sorted({item for outcome in outcomes for item in outcome.recreated}),
         "shortest": shortest,
         "sequences": len(swept),
-        # runs `drivable` says the real code cannot take: none today (its docstring)
+        # runs `drivable` says the real code cannot take, counted and named by reason
         "not_driven": sum(left.values()),
+        "not_driven_why": dict(sorted(left.items())),
+        "readings": [_reading(reading)["reading"] for reading in readings],
         "stepped_with_model": sum(1 for s in swept if s["divergence"] is None),
         "replays": replays,
         "sweep": swept,
@@ -450,6 +450,20 @@ def check_scenario(
             {line for outcome in outcomes for line in outcome.push_lines.values()}
         ),
     }
+
+
+def set_ups(config: Config) -> tuple[Config, ...]:
+    """The readings of `config`'s scenario that the release's code has: the scenario
+    as its calls say, and, where its cleanup and its interrupted tool outputs can be
+    one generation's two pushes, that reading too (`one_generation`): livekit's
+    generation task pushes both, the tool push once its cleanup has returned."""
+    one = one_generation(config)
+    return (config,) if one is None else (config, one)
+
+
+def _reading(config: Config) -> dict[str, str]:
+    """The name of a reading (`set_ups`), for the report."""
+    return {"reading": "one generation" if is_one_generation(config) else "as called"}
 
 
 def drivable_sequences(config: Config) -> tuple[list[tuple[Move, ...]], dict[str, int]]:
@@ -669,6 +683,8 @@ def _guarded(release: Release, scenario: Scenario, **kwargs: Any) -> dict[str, A
             "shortest": None,
             "sequences": 0,
             "not_driven": 0,
+            "not_driven_why": {},
+            "readings": [],
             "stepped_with_model": 0,
             "replays": [],
             "sweep": [],

@@ -2,38 +2,92 @@
 
 Every `before-call` step is driven as what it is in livekit (`LivekitAdapter.born`):
 a tool returning ahead of its push, or a `say()` whose playout starts ahead of the
-push of its message. Every run of the model is one the real code can take, so
-`undrivable` names no reason today; the sweeps, the replayed counterexamples and
-the Hypothesis draws ask it, so a kind found later has one place to be named and
-counted (`not_driven`).
+push of its message. A speech started at its `before-call` holds the speech turn
+in the model too (`model.moves.speech_held`), so none of those runs is left out.
 
-The one kind there was (`docs/livekit.md`, "Runs the real code cannot take"): a
-speech started at its `before-call` (a `say()`'s playout, 1.8.9
-`agent_activity.py:3453`; an interrupted generation whose tool has returned) is
-the current one until its call, and a `say()` starts its playout only with the
-turn free. The model now says both (`model.moves.speech_held`,
-`model.moves._may_start`), so it no longer lets a call that waits for the turn
-(the tool-output push's `while self._current_speech ...`, `:4879`) go during such
-a speech, nor starts one while another holds the turn.
+One kind of run is (`BEHIND`, docs/livekit.md "Runs the real code cannot take"):
+in a scenario of two interrupted generations read as two (the catalog's
+`cleanup-during-tool-push` under its own records), the model lets the later one
+be called once the earlier one's push has returned, with that push's ops or their
+answers still in flight (a push whose acks timed out). The real later generation
+cannot be there: its `response.create` is sent when the earlier generation is
+marked done, behind whatever that one sent on the one socket, so the server
+answers it, and the session learns its function call or message, only after
+those (`Call.behind_earlier_push`, which the audited pairs set). The runs where
+the tool push does follow a timed-out cleanup with its delete in flight are the
+scenario's other reading, one generation's two pushes
+(`one_generation.one_generation`), which drives them.
 
-The later of two interrupted generations (`Call.behind_earlier_push`) starts only
-once the earlier one's traffic is done. The model offers a `before-call` only while
-another call can still make an item, so in a two-call scenario without server
-items it comes before the earlier call, and the adapters start the later
-generation there (`LivekitAdapter._start_later`).
+The sweeps, the replayed counterexamples and the Hypothesis draws ask
+`undrivable`; `check` counts what it names (`not_driven`), by reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model import Config, Move
+from attrs import evolve
 
-__all__ = ["undrivable"]
+from model import INTERNAL_MOVES, Config, Move, MoveKind, State, initial_state
+from model.moves import behind_earlier_push
+from proofs.engines.conformance.lockstep import ModelSide, model_side
+
+__all__ = ["BEHIND", "given", "settled", "undrivable"]
+
+#: Why a run is left out: the later generation called with the earlier one's
+#: traffic in flight (the module's docstring).
+BEHIND = (
+    "the later of two interrupted generations is called with the earlier one's ops "
+    "or answers in flight: its reply is behind them on the one socket"
+)
+
+_POSITIONAL = frozenset({MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY})
 
 
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
-    """Why the real code cannot take `moves`, or None: None for every run of the
-    model today (the module's docstring says why)."""
-    del config, moves
+    """Why the real code cannot take `moves`, or None (the module's docstring)."""
+    generations = [
+        index
+        for index, call in enumerate(config.scenario.calls)
+        if config.site(index).speech.from_start and not call.behind_earlier_push
+    ]
+    if len(generations) < 2:
+        return None
+    calls = tuple(evolve(call, behind_earlier_push=True) for call in config.scenario.calls)
+    behind = evolve(config, scenario=evolve(config.scenario, calls=calls))
+    side = model_side(config)
+    states = settled(side, initial_state(config))
+    for move in moves:
+        if move.kind in INTERNAL_MOVES:
+            continue
+        if _called_behind(move, generations, behind, states):
+            return BEHIND
+        states = {end for state in states for end in given(side, state, move)}
     return None
+
+
+def _called_behind(move: Move, generations: list[int], behind: Config, states: set[State]) -> bool:
+    """Whether `move` calls one of `generations` while, in some state the run may be
+    in, an earlier one's traffic is in flight (`behind_earlier_push` under `behind`,
+    the config with every call marked so)."""
+    task = move.task
+    if move.kind is not MoveKind.CALL or task is None or task not in generations:
+        return False
+    return any(behind_earlier_push(state, behind, task) for state in states)
+
+
+def settled(side: ModelSide, state: State) -> set[State]:
+    """The states `state` settles in once every internal move has run."""
+    return {end for end in side.closure(state) if not side.internal(end)}
+
+
+def given(side: ModelSide, state: State, move: Move) -> set[State]:
+    """The settled states after the stimulus `move` (by position, for a delivery, as
+    the harness gives it); none where the model does not allow it."""
+    stimuli = side.stimuli(state)
+    if move not in stimuli:
+        same = [m for m in stimuli if m.kind is move.kind]
+        if move.kind not in _POSITIONAL or not same:
+            return set()
+        move = same[0]
+    return settled(side, side.after(state, move))
