@@ -209,6 +209,8 @@ class GatedConnection(_Connection):
         """Write the next `count` server events in one write to the socket, as a
         network that coalesces them delivers them: the client reads them in one go,
         with no turn of its own loop between them."""
+        if not 0 < count <= len(self.to_client):
+            raise ValueError(f"{count} events asked for, {len(self.to_client)} waiting")
         events = [self.to_client.popleft() for _ in range(count)]
         async with self.ws.send_context():
             for event in events:

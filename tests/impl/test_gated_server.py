@@ -182,3 +182,33 @@ def test_a_dropped_connection_closes_the_client_end() -> None:
         assert ws.close_code == 1011
 
     _run(test)
+
+
+def test_events_delivered_together_arrive_in_order_and_are_acknowledged() -> None:
+    """`deliver_together`: the acks of two applied creates reach the client in the
+    server's order and both items count as acknowledged; asking for more than waits
+    is refused. (That one write gives the client no loop turn between them is what
+    `tests/livekit/test_one_generation.py` relies on and shows with the plugin.)"""
+
+    async def test(server: GatedServer, ws: ClientConnection, c: GatedConnection) -> None:
+        await c.deliver_next()  # session.created
+        await _recv(ws)
+        await _send(ws, c, _create("a", "chat_ctx_create_1"))
+        await _send(ws, c, _create("b", "chat_ctx_create_2", previous="a"))
+        c.apply_next()
+        c.apply_next()
+        assert c.acked.isdisjoint({"a", "b"})
+        with_too_many = len(c.to_client) + 1
+        try:
+            await c.deliver_together(with_too_many)
+        except ValueError as error:
+            assert "waiting" in str(error)
+        else:
+            raise AssertionError("more events than wait were delivered")
+        sent = await c.deliver_together(2)
+        assert [e["item"]["id"] for e in sent] == ["a", "b"]
+        first, second = await _recv(ws), await _recv(ws)
+        assert [first["item"]["id"], second["item"]["id"]] == ["a", "b"]
+        assert {"a", "b"} <= c.acked and not c.to_client
+
+    _run(test)
