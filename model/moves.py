@@ -432,9 +432,12 @@ def _snapshot(state: State, config: Config, index: int) -> State:
         call = _without(config.call(index), state.tasks[index].dropped)
         # a session with a request kept back reports that request as its context
         seen = state.mirror if state.kept is None else state.kept
+        kept = tuple(item for item in seen if item not in call.drops)
+        # its new items appended, or placed by creation time into the copy
+        placed = local_order.request(local_order.plan(config)[index], kept, call.adds, state.born)
         state = state.with_task(
             index,
-            request=_apply(seen, call),
+            request=placed,
             base=frozenset(seen) | frozenset(call.drops),
         )
     if not config.shape.locks_across_acks:

@@ -125,6 +125,11 @@ class LocalOrder:
 
     position: LocalPosition = LocalPosition.TAIL
     created: Creation = Creation.AT_CALL
+    #: Where a mirror-snapshot site's new items go in its copy of the mirror, its
+    #: request: appended (`TAIL`, `items.extend`), or inserted by creation time
+    #: (`BY_CREATED_AT`, `ChatContext.insert` on the copy), which puts an item made
+    #: before its call ahead of the younger items the mirror has acknowledged since.
+    request: LocalPosition = LocalPosition.TAIL
 
 
 @frozen
@@ -205,8 +210,11 @@ LOCAL_ORDER: dict[str, LocalOrder] = {
     # made when the tool returns; added once every tool of the generation has
     "tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
     "interrupted-tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
-    # stamped with the moment its playout started
-    "spoken-message": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # stamped with the moment its playout started; its push inserts it into the
+    # mirror's copy by that stamp too (`rt_chat_ctx.insert(spoken_msg)`, :3457)
+    "spoken-message": LocalOrder(
+        LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL, request=LocalPosition.BY_CREATED_AT
+    ),
     # the caller's copy, in the caller's order
     "replacement": LocalOrder(),
     "cleanup": LocalOrder(),
