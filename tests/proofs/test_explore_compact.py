@@ -200,3 +200,28 @@ def test_a_call_field_the_encoding_lacks_is_refused(field: str) -> None:
     changed = attrs.evolve(scenario, calls=calls)
     reason = unsupported(Config(VARIANTS_BY_NAME["lock5"], changed, Environment()))
     assert reason is not None and field in reason
+
+
+def test_the_graph_comparison_catches_a_readable_model_that_appends_the_spoken_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`say()`'s push places its message in its copy of the mirror by creation time
+    (`model.local_order.request`), in both encodings; with the readable model's
+    request appended as before and the compact one unchanged, the graphs differ."""
+    from model import local_order
+
+    scenario = SCENARIOS_BY_NAME["spoken-during-tool-push"]
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
+    assert differences([config]) == []
+    with monkeypatch.context() as patch:
+        patch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
+        assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
+    # and the other way round: the compact encoding appending, the readable one not
+    init = CompactModel.__init__
+
+    def appending(self: CompactModel, config: Config) -> None:
+        init(self, config)
+        self.places_request = tuple(False for _ in self.places_request)
+
+    monkeypatch.setattr(CompactModel, "__init__", appending)
+    assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
