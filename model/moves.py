@@ -24,6 +24,7 @@ from model.scenarios import Call, ItemKind, Scenario
 from model.shapes import (
     SHAPES_BY_NAME,
     CallIds,
+    CompletionChannel,
     Diff,
     DropWindow,
     DuplicateRejection,
@@ -614,7 +615,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         if state.created < len(pool) and state.connected:
             item = pool[state.created]
             yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
-        for item in pool[: state.created]:
+        for item in pool[: state.created] if _may_learn(state, config) else ():
             if item in state.acked and item not in state.learned:
                 yield Move(MoveKind.LEARN, None, item), _learn(state, config, item)
     if _enabled(env, MoveKind.MODEL_ANCHORS_ON_DELETED) and config.stale_anchors():
@@ -644,6 +645,21 @@ def fresh_id(item: str) -> str:
     """The id a model-created function call gets in the local context under
     `CallIds.FRESH`: another item, as far as any diff can tell."""
     return f"{item}-local"
+
+
+def _may_learn(state: State, config: Config) -> bool:
+    """Whether the local context can learn a model-created item now: at any moment, or,
+    where the server's completion of it travels behind the events already on their
+    way (`CompletionChannel.EVENTS`), only once no event is in flight to the client.
+
+    Waiting for every event in flight, not only those sent before the completion,
+    leaves no run out: the server's moves that would queue events behind the
+    completion read nothing the client's moves change, so each can wait until the
+    item is learned, and the run reaches the same states in another order
+    (docs/model.md, "The server's completions")."""
+    if config.shape.completion_channel is CompletionChannel.APART:
+        return True
+    return not state.to_client
 
 
 def _learn(state: State, config: Config, item: str) -> State:
