@@ -53,6 +53,7 @@ from model import (
 from model.move_table import MOVES, Actor
 from model.shapes import (
     CallIds,
+    CompletionChannel,
     DuplicateRejection,
     OrphanOutputs,
     RemoteItemAdded,
@@ -298,6 +299,7 @@ class CompactModel:
         self.model_on = on(MoveKind.MODEL_CREATES)
         self.learn_on = on(MoveKind.LEARN)
         self.timeout_on = on(MoveKind.TIMEOUT)
+        self.learn_behind_events = config.shape.completion_channel is CompletionChannel.EVENTS
         # every shape encoded here places an item with an unknown anchor at the tail,
         # which makes `stale-anchors` inert (`SessionShape.inert_options`): no move
         assert not config.stale_anchors()
@@ -863,7 +865,8 @@ class CompactModel:
                 w.created = created + 1
                 w.to_client = (*w.to_client, (ADDED, item, after, NONE, NONE))
                 out.append(((MoveKind.MODEL_CREATES, None, item), w.freeze()))
-            if self.learn_on:
+            # `model.moves._may_learn`: behind the events in flight, where the shape says
+            if self.learn_on and not (self.learn_behind_events and s[TO_CLIENT]):
                 for item in self.pool[:created]:
                     bit = 1 << item
                     if s[ACKED] & bit and not s[LEARNED] & bit:
