@@ -225,3 +225,27 @@ def test_the_graph_comparison_catches_a_readable_model_that_appends_the_spoken_r
 
     monkeypatch.setattr(CompactModel, "__init__", appending)
     assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
+
+
+def test_learn_behind_the_events_in_flight_is_the_same_in_both_encodings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `completion_channel = events` on the openai shape, both encodings let the
+    local context learn the model's item only with no event in flight; a readable
+    model that lets it learn at any moment has another graph."""
+    import attrs
+
+    from model import SHAPES_BY_NAME
+    from model import moves as model_moves
+    from model.shapes import CompletionChannel
+
+    scenario = SCENARIOS_BY_NAME["server-item-during-replacement"]
+    shape = attrs.evolve(SHAPES_BY_NAME["openai"], completion_channel=CompletionChannel.EVENTS)
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, shape=shape)
+    assert unsupported(config) is None
+    assert differences([config]) == []
+    assert readable_graph(config) != readable_graph(
+        attrs.evolve(config, shape=SHAPES_BY_NAME["openai"])
+    )
+    monkeypatch.setattr(model_moves, "_may_learn", lambda state, config: True)
+    assert differences([config]) == ["lock5/server-item-during-replacement/server-items"]
