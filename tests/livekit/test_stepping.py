@@ -132,3 +132,37 @@ def test_every_interleaving_of_the_server_item_row_steps(
     row = check.check_scenario(release, scenario, sweep=True, provider=provider)
     assert row["matches"] is True and row["lost"] == ["call1"]
     assert row["stepped_with_model"] == row["sequences"] == 5
+
+
+def test_the_plugins_mirror_stamps_arrivals_which_the_model_leaves_out(release: Any) -> None:
+    """What is still left out (docs/model.md, "Still left out"): the playout starts
+    after the replacement's call and before `note1` is acknowledged. The model has no
+    such run (it makes the message at the say's call, where nothing else can be made
+    first); the real code takes it, and the two providers disagree there: the plugin's
+    mirror rebuilds `note1` when its added event arrives, after the playout started, so
+    the say's request has the message first; the stand-in's mirror keeps `note1` as
+    sent, made before the playout, as the model's creation order ranks it."""
+    from proofs.adapters.livekit.adapter import LivekitAdapter
+    from proofs.adapters.livekit.plugin import PluginFollow
+    from proofs.adapters.livekit.replay import Follow, early_calls, give_until_stuck, quiet_close
+
+    config = _say_config(LocalPosition.BY_CREATED_AT)
+    moves = _moves("call T0; before-call T1; server-apply T0 note1; client-apply T0 note1; call T1")
+    requests = {}
+    for name, session in (
+        ("plugin", PluginFollow(config, None, early_calls(moves))),
+        ("standin", Follow(config, lambda c: LivekitAdapter(c, early=early_calls(moves)))),
+    ):
+        try:
+            assert give_until_stuck(session, moves) is None
+            assert (
+                session.divergence
+                == "after before-call T1: the model does not allow this stimulus here"
+            )
+            requests[name] = session.adapter.observe().tasks[1].request
+        finally:
+            quiet_close(session)
+    assert requests == {
+        "plugin": ("msg0", "spoken2", "note1"),
+        "standin": ("msg0", "note1", "spoken2"),
+    }
