@@ -68,8 +68,6 @@ class Plan:
     adds: tuple[str, ...]
     #: Its request is a mirror snapshot (the user turn's message is made on it).
     snapshots: bool
-    #: Where its items go in its copy of the mirror (`Site.request_order`).
-    request_order: LocalPosition = LocalPosition.TAIL
 
     def entered(self, pc: Pc) -> bool:
         """Whether its items have entered the local context (or never will) at `pc`."""
@@ -82,9 +80,9 @@ class Plan:
 
     def places_request(self) -> bool:
         """Whether its push inserts its items into its copy of the mirror by creation
-        time (`Site.request_order`), where the others append them."""
+        time (`LocalOrder.request`), where the others append them."""
         return (
-            self.snapshots and bool(self.adds) and self.request_order is LocalPosition.BY_CREATED_AT
+            self.snapshots and bool(self.adds) and self.order.request is LocalPosition.BY_CREATED_AT
         )
 
     def waits(self, pc: Pc) -> bool:
@@ -149,8 +147,6 @@ def _plan(config: Config) -> tuple[Plan, ...]:
             config.local_update(task),
             config.call(task).adds,
             config.site(task).request is RequestSource.MIRROR_SNAPSHOT,
-            # the model of appends (`Config.appends_locally`) appends here too
-            LocalPosition.TAIL if config.appends_locally else config.site(task).request_order,
         )
         for task in range(len(config.scenario.calls))
     )

@@ -125,6 +125,11 @@ class LocalOrder:
 
     position: LocalPosition = LocalPosition.TAIL
     created: Creation = Creation.AT_CALL
+    #: Where a mirror-snapshot site's new items go in its copy of the mirror, its
+    #: request: appended (`TAIL`, `items.extend`), or inserted by creation time
+    #: (`BY_CREATED_AT`, `ChatContext.insert` on the copy), which puts an item made
+    #: before its call ahead of the younger items the mirror has acknowledged since.
+    request: LocalPosition = LocalPosition.TAIL
 
 
 @frozen
@@ -144,12 +149,6 @@ class Site:
     #: model does not hold (a tool output follows its function call): that hidden
     #: item is the real anchor of the item's announcement (`model.moves._placeholder`).
     after_hidden_call: bool = False
-    #: Where a mirror-snapshot site's new items go in its copy of the mirror, its
-    #: request: appended (`TAIL`, `items.extend`), or inserted by creation time
-    #: (`BY_CREATED_AT`, `ChatContext.insert` on the copy), which puts an item made
-    #: before its call ahead of the younger items the mirror acknowledged since
-    #: (`model.local_order.request`). Read only with the local order on.
-    request_order: LocalPosition = LocalPosition.TAIL
 
 
 SITES: tuple[Site, ...] = (
@@ -211,8 +210,11 @@ LOCAL_ORDER: dict[str, LocalOrder] = {
     # made when the tool returns; added once every tool of the generation has
     "tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
     "interrupted-tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
-    # stamped with the moment its playout started
-    "spoken-message": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
+    # stamped with the moment its playout started; its push inserts it into the
+    # mirror's copy by that stamp too (`rt_chat_ctx.insert(spoken_msg)`, :3457)
+    "spoken-message": LocalOrder(
+        LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL, request=LocalPosition.BY_CREATED_AT
+    ),
     # the caller's copy, in the caller's order
     "replacement": LocalOrder(),
     "cleanup": LocalOrder(),
@@ -253,26 +255,6 @@ def with_hidden_calls(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
     function calls the model does not hold."""
     return tuple(
         evolve(site, after_hidden_call=True) if site.name in HIDDEN_CALLS else site
-        for site in sites
-    )
-
-
-#: The catalog sites whose push inserts its new items into its copy of the mirror by
-#: creation time: livekit-agents 1.8.9's `say()` (`_tts_task_impl`,
-#: `rt_chat_ctx.insert(spoken_msg)`, `voice/agent_activity.py:3457`). The catalog's
-#: own records append, as ackguard's implementation does (`impl/activity.py`); the
-#: livekit release records insert (`with_copy_inserts`).
-COPY_INSERTS: frozenset[str] = frozenset({"spoken-message"})
-
-
-def with_copy_inserts(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
-    """`sites` with `request_order = by-created-at` for the sites in `COPY_INSERTS`,
-    for `Config(extra_sites=...)`: the records of an agent whose `say()` push places
-    its message in its copy of the mirror by when its playout started."""
-    return tuple(
-        evolve(site, request_order=LocalPosition.BY_CREATED_AT)
-        if site.name in COPY_INSERTS
-        else site
         for site in sites
     )
 

@@ -4,9 +4,8 @@
   `note1`; its push inserts the spoken message into its copy of the mirror by
   creation time (`rt_chat_ctx.insert(spoken_msg)`, `voice/agent_activity.py:3457`),
   so the request is `[msg0, spoken2, note1]`. The model places the request by
-  `State.born` where the site's record says so (`Site.request_order`,
-  `model.sites.with_copy_inserts`); with the request appended, as before, the run
-  leaves the model at the say's call over both providers.
+  `State.born` (`LocalOrder.request`); with the request appended, as before, the
+  run leaves the model at the say's call over both providers.
 * `server-item-during-replacement`: the server finishes the model's function call
   (`response.function_call_arguments.*`, `response.output_item.done`) behind the
   `conversation.item.deleted` already on the one websocket, so the local context
@@ -25,7 +24,6 @@ import pytest
 from model import Config, Move, MoveKind
 from model.scenarios import SCENARIOS_BY_NAME
 from model.shapes import CompletionChannel
-from model.sites import LocalPosition
 
 #: `pair-812-3459`'s interleaving that did not step.
 SAY_RUN = "before-call T1; call T0; server-apply T0 note1; client-apply T0 note1; call T1"
@@ -60,18 +58,12 @@ def release(livekit_version: str) -> Any:
     return RELEASES_BY_VERSION[livekit_version]
 
 
-def _say_config(order: LocalPosition) -> Config:
-    """The release's model of the pair, its `say()` record given `order`."""
+def _say_config() -> Config:
     from proofs.adapters.livekit.check import release_config
     from proofs.adapters.livekit.pairs import pair_scenario
 
     pair = pair_scenario("replacement", "spoken-message", (812, 3459))
-    config = release_config("lock5", pair, pair.environment)
-    sites = tuple(
-        attrs.evolve(site, request_order=order) if site.name == "spoken-message" else site
-        for site in config.extra_sites
-    )
-    return attrs.evolve(config, extra_sites=sites)
+    return release_config("lock5", pair, pair.environment)
 
 
 def _learn_config(channel: CompletionChannel) -> Config:
@@ -82,15 +74,20 @@ def _learn_config(channel: CompletionChannel) -> Config:
     return attrs.evolve(config, shape=attrs.evolve(config.shape, completion_channel=channel))
 
 
-def test_the_say_push_steps_and_an_appended_request_leaves_the_model(release: Any) -> None:
+def test_the_say_push_steps_and_an_appended_request_leaves_the_model(
+    release: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from model import local_order
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.adapters.livekit.replay import run
+    from proofs.engines.conformance import lockstep
 
-    config, moves = _say_config(LocalPosition.BY_CREATED_AT), _moves(SAY_RUN)
+    config, moves = _say_config(), _moves(SAY_RUN)
     assert run(config, moves).divergence is None
     assert run_plugin(config, moves).divergence is None
-    appended = _say_config(LocalPosition.TAIL)
-    for old in (run(appended, moves).divergence, run_plugin(appended, moves).divergence):
+    monkeypatch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
+    monkeypatch.setattr(lockstep, "_MODEL_SIDES", {})
+    for old in (run(config, moves).divergence, run_plugin(config, moves).divergence):
         assert old is not None and old.startswith("after call T1")
         assert (
             "T1.request: model [msg0, note1, spoken2], implementation [msg0, spoken2, note1]"

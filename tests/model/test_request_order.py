@@ -4,17 +4,21 @@ livekit-agents 1.8.9's `say()` stamps its message with the moment playout
 started and pushes it with `rt_chat_ctx.insert(spoken_msg)` on a copy of the
 session's context (`voice/agent_activity.py:3455-3459`), so the message goes
 before an item the mirror acknowledged that was made after playout started.
-The record says so (`Site.request_order`, given by `with_copy_inserts` to the
-livekit release records), and the snapshot places the request by `State.born`;
-every other snapshot site, and the catalog's own record, appends (`items.extend`).
+The record says so (`LocalOrder.request`), and the snapshot places the request
+by `State.born`; every other snapshot site appends (`items.extend`).
 """
 
 from __future__ import annotations
 
+import attrs
+import pytest
+
+import model.local_order
+import model.sites
 from model import Config, Move, MoveKind, State, initial_state, step
 from model.local_order import plan
 from model.scenarios import SCENARIOS_BY_NAME, Call, Scenario
-from model.sites import SITES_BY_NAME, LocalPosition, with_copy_inserts
+from model.sites import LOCAL_ORDER, LocalPosition
 from model.variants import VARIANTS_BY_NAME
 
 #: A replacement beside `say()`, as the audited pair `pair-812-3459` starts.
@@ -35,48 +39,35 @@ def _run(config: Config, text: str = RUN) -> State:
     return state
 
 
-def _inserting(scenario: Scenario = SAY) -> Config:
-    return Config(
-        VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, extra_sites=with_copy_inserts()
-    )
-
-
 def test_the_spoken_message_goes_before_an_item_made_after_its_playout_started() -> None:
-    state = _run(_inserting())
+    config = Config(VARIANTS_BY_NAME["lock5"], SAY, SAY.environment)
+    state = _run(config)
     assert state.mirror == ("msg0", "note1")
     assert state.tasks[1].request == ("msg0", "spoken2", "note1")
-    # the replacement returns, the say's push diffs: its create names msg0
-    state = _run(_inserting(), f"{RUN}; resume T0; wake T1")
-    assert [(op.item, op.after) for op in state.to_server] == [("spoken2", "msg0")]
+    assert LOCAL_ORDER["spoken-message"].request is LocalPosition.BY_CREATED_AT
 
 
-def test_the_catalogs_record_appends_as_before() -> None:
-    """The same run on the catalog's own record (`request_order = tail`) appends, as
-    the model did before: the field, not the site's name, decides."""
-    assert SITES_BY_NAME["spoken-message"].request_order is LocalPosition.TAIL
+def test_a_record_that_appends_gives_the_old_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same run with the record's `request` set to `tail` appends, as the model
+    did before: the field, not the site's name, decides."""
+    order = attrs.evolve(LOCAL_ORDER["spoken-message"], request=LocalPosition.TAIL)
+    monkeypatch.setattr(model.sites, "LOCAL_ORDER", {**LOCAL_ORDER, "spoken-message": order})
+    monkeypatch.setattr(model.local_order, "_PLANS", {})
     config = Config(VARIANTS_BY_NAME["lock5"], SAY, SAY.environment)
     assert _run(config).tasks[1].request == ("msg0", "note1", "spoken2")
-    # and the model of appends (`appends_locally`, z3's) appends whatever the record says
-    appending = Config(
-        VARIANTS_BY_NAME["lock5"],
-        SAY,
-        SAY.environment,
-        extra_sites=with_copy_inserts(),
-        appends_locally=True,
-    )
-    assert not any(p.places_request() for p in plan(appending))
 
 
 def test_a_message_made_at_the_snapshot_goes_to_the_tail() -> None:
     """Made in the step that takes the snapshot, the message is the youngest item: the
     insert by creation time is the append."""
-    state = _run(_inserting(), "call T0; server-apply T0 note1; client-apply T0 note1; call T1")
+    config = Config(VARIANTS_BY_NAME["lock5"], SAY, SAY.environment)
+    state = _run(config, "call T0; server-apply T0 note1; client-apply T0 note1; call T1")
     assert state.tasks[1].request == ("msg0", "note1", "spoken2")
 
 
 def test_only_the_spoken_message_places_its_request() -> None:
     scenario = SCENARIOS_BY_NAME["spoken-during-tool-push"]
-    config = _inserting(scenario)
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
     sites = [config.site(t).name for t in range(len(scenario.calls))]
     placing = [p.places_request() for p in plan(config)]
     assert dict(zip(sites, placing, strict=True)) == {

@@ -206,21 +206,13 @@ def test_the_graph_comparison_catches_a_readable_model_that_appends_the_spoken_r
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`say()`'s push places its message in its copy of the mirror by creation time
-    (`Site.request_order`, `model.local_order.request`), in both encodings; with the
-    readable model's request appended as before and the compact one unchanged, the
-    graphs differ, and the other way round. The catalog's records, which wait for no
-    speech turn, let the tool output be acknowledged while the say plays."""
+    (`model.local_order.request`), in both encodings; with the readable model's
+    request appended as before and the compact one unchanged, the graphs differ."""
     from model import local_order
-    from model.sites import with_copy_inserts
 
     scenario = SCENARIOS_BY_NAME["spoken-during-tool-push"]
-    config = Config(
-        VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, extra_sites=with_copy_inserts()
-    )
-    assert unsupported(config) is None
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
     assert differences([config]) == []
-    catalog = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
-    assert readable_graph(config) != readable_graph(catalog)
     with monkeypatch.context() as patch:
         patch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
         assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
