@@ -143,7 +143,7 @@ def test_the_plugins_mirror_stamps_arrivals_which_the_model_leaves_out(release: 
     from proofs.adapters.livekit.plugin import PluginFollow
     from proofs.adapters.livekit.replay import Follow, early_calls, give_until_stuck, quiet_close
 
-    config = _say_config(LocalPosition.BY_CREATED_AT)
+    config = _say_config()
     moves = _moves("call T0; before-call T1; server-apply T0 note1; client-apply T0 note1; call T1")
     requests = {}
     for name, session in (
