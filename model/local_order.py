@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, TypeVar
 from attrs import frozen
 
 from model.move_table import MOVES, Actor, MoveKind
-from model.sites import Creation, LocalOrder, LocalPosition, LocalUpdate, RequestSource, local_order
+from model.sites import (
+    LOCAL_ORDER,
+    Creation,
+    LocalOrder,
+    LocalPosition,
+    LocalUpdate,
+    RequestSource,
+    local_order,
+)
 from model.state import Pc, State, evolve
 
 #: An item: its id in the model's states, or its number in the compact encoding's.
@@ -143,13 +151,23 @@ def _ordered(plans: tuple[Plan, ...]) -> bool:
 def _plan(config: Config) -> tuple[Plan, ...]:
     return tuple(
         Plan(
-            local_order(config.site(task), {} if config.appends_locally else None),
+            local_order(config.site(task), _table(config)),
             config.local_update(task),
             config.call(task).adds,
             config.site(task).request is RequestSource.MIRROR_SNAPSHOT,
         )
         for task in range(len(config.scenario.calls))
     )
+
+
+def _table(config: Config) -> dict[str, LocalOrder] | None:
+    """The local-order table of `config`: none under the model of appends, else the
+    catalog's with the config's own records (`Config.local_orders`) first."""
+    if config.appends_locally:
+        return {}
+    if not config.local_orders:
+        return None
+    return {**LOCAL_ORDER, **dict(config.local_orders)}
 
 
 def ordered(plans: tuple[Plan, ...]) -> bool:

@@ -45,7 +45,15 @@ from model.shapes import (
     WindowRebuild,
     Withheld,
 )
-from model.sites import SITES_BY_NAME, Creation, LocalUpdate, RequestSource, Site, SpeechTurn
+from model.sites import (
+    SITES_BY_NAME,
+    Creation,
+    LocalOrder,
+    LocalUpdate,
+    RequestSource,
+    Site,
+    SpeechTurn,
+)
 from model.state import (
     REBUILD,
     RESPONSE,
@@ -82,6 +90,10 @@ class Config:
     #: context, ignoring livekit's creation-time order (`model.sites.LOCAL_ORDER`):
     #: the model the z3 per-scenario encoding checks (`ORDER_UNENCODED` there).
     appends_locally: bool = field(default=False, kw_only=True)
+    #: Local-order records beyond the catalog's `LOCAL_ORDER`, by site name, which
+    #: they take precedence over (as `extra_sites` over the catalog's sites): the
+    #: livekit release records' `model.sites.COPY_INSERTS`.
+    local_orders: tuple[tuple[str, LocalOrder], ...] = field(default=(), kw_only=True)
 
     @shape.default
     def _default_shape(self) -> SessionShape:
@@ -169,7 +181,8 @@ class Config:
             attrs.evolve(self.shape, name="", summary="", source=""),
             tuple((self.site(t), self.locks(t), self.local_update(t)) for t in tasks),
             frozenset(self.environment.options) & self.options_read(),
-            self.appends_locally,
+            # the local order: appended, or the catalog's with the config's records
+            (self.appends_locally, self.local_orders),
         )
 
 

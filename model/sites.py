@@ -210,11 +210,8 @@ LOCAL_ORDER: dict[str, LocalOrder] = {
     # made when the tool returns; added once every tool of the generation has
     "tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
     "interrupted-tool-outputs": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
-    # stamped with the moment its playout started; its push inserts it into the
-    # mirror's copy by that stamp too (`rt_chat_ctx.insert(spoken_msg)`, :3457)
-    "spoken-message": LocalOrder(
-        LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL, request=LocalPosition.BY_CREATED_AT
-    ),
+    # stamped with the moment its playout started
+    "spoken-message": LocalOrder(LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL),
     # the caller's copy, in the caller's order
     "replacement": LocalOrder(),
     "cleanup": LocalOrder(),
@@ -257,6 +254,22 @@ def with_hidden_calls(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
         evolve(site, after_hidden_call=True) if site.name in HIDDEN_CALLS else site
         for site in sites
     )
+
+
+#: Local orders of the livekit release records beyond the catalog's (`Config.local_orders`):
+#: `say()`'s push inserts its message into its copy of the mirror by creation time
+#: too (livekit-agents 1.8.9 `_tts_task_impl`, `rt_chat_ctx.insert(spoken_msg)`,
+#: `voice/agent_activity.py:3457`). The catalog's record appends it, as ackguard's
+#: implementation and the adapters judged against the catalog do (`docs/model.md`,
+#: "The local context's order").
+COPY_INSERTS: tuple[tuple[str, LocalOrder], ...] = (
+    (
+        "spoken-message",
+        LocalOrder(
+            LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL, request=LocalPosition.BY_CREATED_AT
+        ),
+    ),
+)
 
 
 def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:

@@ -4,8 +4,10 @@
   `note1`; its push inserts the spoken message into its copy of the mirror by
   creation time (`rt_chat_ctx.insert(spoken_msg)`, `voice/agent_activity.py:3457`),
   so the request is `[msg0, spoken2, note1]`. The model places the request by
-  `State.born` (`LocalOrder.request`); with the request appended, as before, the
-  run leaves the model at the say's call over both providers.
+  `State.born` where the local-order record says so (`LocalOrder.request` in
+  `model.sites.COPY_INSERTS`, the release records' `Config.local_orders`); with
+  the request appended, as before, the run leaves the model at the say's call
+  over both providers.
 * `server-item-during-replacement`: the server finishes the model's function call
   (`response.function_call_arguments.*`, `response.output_item.done`) behind the
   `conversation.item.deleted` already on the one websocket, so the local context
@@ -58,12 +60,15 @@ def release(livekit_version: str) -> Any:
     return RELEASES_BY_VERSION[livekit_version]
 
 
-def _say_config() -> Config:
+def _say_config(inserts: bool = True) -> Config:
+    """The release's model of the pair, its say's request inserted or appended."""
+    from model.sites import COPY_INSERTS
     from proofs.adapters.livekit.check import release_config
     from proofs.adapters.livekit.pairs import pair_scenario
 
     pair = pair_scenario("replacement", "spoken-message", (812, 3459))
-    return release_config("lock5", pair, pair.environment)
+    config = release_config("lock5", pair, pair.environment)
+    return attrs.evolve(config, local_orders=COPY_INSERTS if inserts else ())
 
 
 def _learn_config(channel: CompletionChannel) -> Config:
@@ -74,20 +79,15 @@ def _learn_config(channel: CompletionChannel) -> Config:
     return attrs.evolve(config, shape=attrs.evolve(config.shape, completion_channel=channel))
 
 
-def test_the_say_push_steps_and_an_appended_request_leaves_the_model(
-    release: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from model import local_order
+def test_the_say_push_steps_and_an_appended_request_leaves_the_model(release: Any) -> None:
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.adapters.livekit.replay import run
-    from proofs.engines.conformance import lockstep
 
     config, moves = _say_config(), _moves(SAY_RUN)
     assert run(config, moves).divergence is None
     assert run_plugin(config, moves).divergence is None
-    monkeypatch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
-    monkeypatch.setattr(lockstep, "_MODEL_SIDES", {})
-    for old in (run(config, moves).divergence, run_plugin(config, moves).divergence):
+    appended = _say_config(inserts=False)
+    for old in (run(appended, moves).divergence, run_plugin(appended, moves).divergence):
         assert old is not None and old.startswith("after call T1")
         assert (
             "T1.request: model [msg0, note1, spoken2], implementation [msg0, spoken2, note1]"

@@ -206,13 +206,21 @@ def test_the_graph_comparison_catches_a_readable_model_that_appends_the_spoken_r
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`say()`'s push places its message in its copy of the mirror by creation time
-    (`model.local_order.request`), in both encodings; with the readable model's
-    request appended as before and the compact one unchanged, the graphs differ."""
+    (`model.sites.COPY_INSERTS`, `model.local_order.request`), in both encodings; with
+    the readable model's request appended as before and the compact one unchanged,
+    the graphs differ, and the other way round. The catalog's records wait for no
+    speech turn, so the tool output can be acknowledged while the say plays."""
     from model import local_order
+    from model.sites import COPY_INSERTS
 
     scenario = SCENARIOS_BY_NAME["spoken-during-tool-push"]
-    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
+    config = Config(
+        VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, local_orders=COPY_INSERTS
+    )
+    assert unsupported(config) is None
     assert differences([config]) == []
+    catalog = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
+    assert readable_graph(config) != readable_graph(catalog)
     with monkeypatch.context() as patch:
         patch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
         assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
