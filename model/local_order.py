@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, TypeVar
 from attrs import frozen
 
 from model.move_table import MOVES, Actor, MoveKind
-from model.sites import Creation, LocalOrder, LocalPosition, LocalUpdate, RequestSource, local_order
+from model.sites import (
+    LOCAL_ORDER,
+    Creation,
+    LocalOrder,
+    LocalPosition,
+    LocalUpdate,
+    RequestSource,
+    local_order,
+)
 from model.state import Pc, State, evolve
 
 #: An item: its id in the model's states, or its number in the compact encoding's.
@@ -39,6 +47,7 @@ __all__ = [
     "matching",
     "ordered",
     "plan",
+    "request",
     "unordered",
     "upsert",
 ]
@@ -54,6 +63,8 @@ _ENDED = frozenset({Pc.DONE, Pc.FAILED})
 #: The program counters of an interrupted generation waiting for its done event (or
 #: past it, before its push): called, and its local update still to come.
 _INTERRUPTED = frozenset({Pc.WAIT_DONE, Pc.ENDED})
+#: The program counters before the step that takes a mirror snapshot.
+_UNSNAPPED = _UNCALLED | {Pc.WAIT_ACTIVITY} | _INTERRUPTED
 
 
 @frozen
@@ -74,6 +85,18 @@ class Plan:
             return True
         # an interrupted generation's update comes when its done event has ended it
         return pc not in _UNCALLED and pc not in _INTERRUPTED
+
+    def places_request(self) -> bool:
+        """Whether its push inserts its items into its copy of the mirror by creation
+        time (`LocalOrder.request`), where the others append them."""
+        return (
+            self.snapshots and bool(self.adds) and self.order.request is LocalPosition.BY_CREATED_AT
+        )
+
+    def waits(self, pc: Pc) -> bool:
+        """Whether its items still wait at `pc` for a step that places them by creation
+        time: their entry into the local context, or their request's snapshot."""
+        return not self.entered(pc) or (self.places_request() and pc in _UNSNAPPED)
 
     def created_by(self, kind: MoveKind, before: Pc, after: Pc) -> bool:
         """Whether a move of `kind` by this task, from `before` to `after`, creates its
@@ -128,7 +151,7 @@ def _ordered(plans: tuple[Plan, ...]) -> bool:
 def _plan(config: Config) -> tuple[Plan, ...]:
     return tuple(
         Plan(
-            local_order(config.site(task), {} if config.appends_locally else None),
+            local_order(config.site(task), _table(config)),
             config.local_update(task),
             config.call(task).adds,
             config.site(task).request is RequestSource.MIRROR_SNAPSHOT,
@@ -137,12 +160,23 @@ def _plan(config: Config) -> tuple[Plan, ...]:
     )
 
 
+def _table(config: Config) -> dict[str, LocalOrder] | None:
+    """The local-order table of `config`: none under the model of appends, else the
+    catalog's with the config's own records (`Config.local_orders`) first."""
+    if config.appends_locally:
+        return {}
+    if not config.local_orders:
+        return None
+    return {**LOCAL_ORDER, **dict(config.local_orders)}
+
+
 def ordered(plans: tuple[Plan, ...]) -> bool:
     """Whether anything reads the creation order: a site placing by it, or one whose
     items are created before its call. Without one, `State.born` stays empty."""
     return any(
         task_plan.order.position is LocalPosition.BY_CREATED_AT
         or (task_plan.order.created is Creation.BEFORE_CALL and bool(task_plan.adds))
+        or task_plan.places_request()
         for task_plan in plans
     )
 
@@ -184,6 +218,18 @@ def upsert(
             position -= 1
         placed.insert(position, item)
     return tuple(placed)
+
+
+def request(
+    task_plan: Plan, items: tuple[_I, ...], adds: tuple[_I, ...], born: tuple[_I, ...]
+) -> tuple[_I, ...]:
+    """A snapshot push's request: `items` (the mirror's copy, its drops gone) with
+    `adds` appended, or placed by creation time (`born`) where the site inserts
+    them into its copy (`Plan.places_request`; livekit 1.8.9's `say()` push,
+    `rt_chat_ctx.insert(spoken_msg)`). The copy's items carry no stamps of their
+    own in the model: each is ranked by its place in `born`, and one outside it
+    is older than every item in it."""
+    return upsert(items, adds, born if task_plan.places_request() else ())
 
 
 def before_call(state: State, config: Config) -> Iterator[tuple[int, State]]:
@@ -275,7 +321,7 @@ def _record(state: State, config: Config, born: tuple[str, ...], created: tuple[
     waiting = {
         item
         for index, task_plan in enumerate(plan(config))
-        if not task_plan.entered(state.tasks[index].pc)
+        if task_plan.waits(state.tasks[index].pc)
         for item in task_plan.adds
     }
     start = 0

@@ -24,6 +24,7 @@ from model.scenarios import Call, ItemKind, Scenario
 from model.shapes import (
     SHAPES_BY_NAME,
     CallIds,
+    CompletionChannel,
     Diff,
     DropWindow,
     DuplicateRejection,
@@ -44,7 +45,15 @@ from model.shapes import (
     WindowRebuild,
     Withheld,
 )
-from model.sites import SITES_BY_NAME, Creation, LocalUpdate, RequestSource, Site, SpeechTurn
+from model.sites import (
+    SITES_BY_NAME,
+    Creation,
+    LocalOrder,
+    LocalUpdate,
+    RequestSource,
+    Site,
+    SpeechTurn,
+)
 from model.state import (
     REBUILD,
     RESPONSE,
@@ -81,6 +90,10 @@ class Config:
     #: context, ignoring livekit's creation-time order (`model.sites.LOCAL_ORDER`):
     #: the model the z3 per-scenario encoding checks (`ORDER_UNENCODED` there).
     appends_locally: bool = field(default=False, kw_only=True)
+    #: Local-order records beyond the catalog's `LOCAL_ORDER`, by site name, which
+    #: they take precedence over (as `extra_sites` over the catalog's sites): the
+    #: livekit release records' `model.sites.COPY_INSERTS`.
+    local_orders: tuple[tuple[str, LocalOrder], ...] = field(default=(), kw_only=True)
 
     @shape.default
     def _default_shape(self) -> SessionShape:
@@ -168,7 +181,8 @@ class Config:
             attrs.evolve(self.shape, name="", summary="", source=""),
             tuple((self.site(t), self.locks(t), self.local_update(t)) for t in tasks),
             frozenset(self.environment.options) & self.options_read(),
-            self.appends_locally,
+            # the local order: appended, or the catalog's with the config's records
+            (self.appends_locally, self.local_orders),
         )
 
 
@@ -432,9 +446,12 @@ def _snapshot(state: State, config: Config, index: int) -> State:
         call = _without(config.call(index), state.tasks[index].dropped)
         # a session with a request kept back reports that request as its context
         seen = state.mirror if state.kept is None else state.kept
+        kept = tuple(item for item in seen if item not in call.drops)
+        # its new items appended, or placed by creation time into the copy
+        placed = local_order.request(local_order.plan(config)[index], kept, call.adds, state.born)
         state = state.with_task(
             index,
-            request=_apply(seen, call),
+            request=placed,
             base=frozenset(seen) | frozenset(call.drops),
         )
     if not config.shape.locks_across_acks:
@@ -611,7 +628,7 @@ def _environment_moves(state: State, config: Config) -> Iterator[tuple[Move, Sta
         if state.created < len(pool) and state.connected:
             item = pool[state.created]
             yield Move(MoveKind.MODEL_CREATES, None, item), _model_creates(state, item)
-        for item in pool[: state.created]:
+        for item in pool[: state.created] if _may_learn(state, config) else ():
             if item in state.acked and item not in state.learned:
                 yield Move(MoveKind.LEARN, None, item), _learn(state, config, item)
     if _enabled(env, MoveKind.MODEL_ANCHORS_ON_DELETED) and config.stale_anchors():
@@ -641,6 +658,21 @@ def fresh_id(item: str) -> str:
     """The id a model-created function call gets in the local context under
     `CallIds.FRESH`: another item, as far as any diff can tell."""
     return f"{item}-local"
+
+
+def _may_learn(state: State, config: Config) -> bool:
+    """Whether the local context can learn a model-created item now: at any moment, or,
+    where the server's completion of it travels behind the events already on their
+    way (`CompletionChannel.EVENTS`), only once no event is in flight to the client.
+
+    Waiting for every event in flight, not only those sent before the completion,
+    leaves no run out: the server's moves that would queue events behind the
+    completion read nothing the client's moves change, so each can wait until the
+    item is learned, and the run reaches the same states in another order
+    (docs/model.md, "The server's completions")."""
+    if config.shape.completion_channel is CompletionChannel.APART:
+        return True
+    return not state.to_client
 
 
 def _learn(state: State, config: Config, item: str) -> State:

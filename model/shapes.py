@@ -294,6 +294,21 @@ class InterruptionEnd(enum.Enum):
     ON_DONE_EVENT = "on-done-event"
 
 
+class CompletionChannel(enum.Enum):
+    """How the server's completion of an item the model created (a function call's
+    arguments and its `done`) reaches the session, which hands the item on to the
+    agent (the local context learns it when its tool starts: `learn`)."""
+
+    #: Apart from the item events: the local context may learn the item at any
+    #: moment once its added event is applied (the catalog's records).
+    APART = "apart"
+    #: On the one event channel, behind every event the server sent before it
+    #: (livekit's OpenAI session over its websocket: `response.function_call_arguments.*`
+    #: and `response.output_item.done` are read in order with the item events). The
+    #: local context learns the item only once no event is on its way to the client.
+    EVENTS = "events"
+
+
 @frozen
 class SessionShape:
     """One provider session's shape; the field names and values are those of the
@@ -338,6 +353,8 @@ class SessionShape:
     local_tail: LocalTail = LocalTail.NONE
     #: When an interrupted generation ends (`InterruptionEnd`).
     interruption_end: InterruptionEnd = InterruptionEnd.AT_ONCE
+    #: How the server's completion of a model-created item travels (`CompletionChannel`).
+    completion_channel: CompletionChannel = CompletionChannel.APART
 
     @property
     def locks_across_acks(self) -> bool:

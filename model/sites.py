@@ -125,6 +125,11 @@ class LocalOrder:
 
     position: LocalPosition = LocalPosition.TAIL
     created: Creation = Creation.AT_CALL
+    #: Where a mirror-snapshot site's new items go in its copy of the mirror, its
+    #: request: appended (`TAIL`, `items.extend`), or inserted by creation time
+    #: (`BY_CREATED_AT`, `ChatContext.insert` on the copy), which puts an item made
+    #: before its call ahead of the younger items the mirror has acknowledged since.
+    request: LocalPosition = LocalPosition.TAIL
 
 
 @frozen
@@ -249,6 +254,22 @@ def with_hidden_calls(sites: tuple[Site, ...] = SITES) -> tuple[Site, ...]:
         evolve(site, after_hidden_call=True) if site.name in HIDDEN_CALLS else site
         for site in sites
     )
+
+
+#: Local orders of the livekit release records beyond the catalog's (`Config.local_orders`):
+#: `say()`'s push inserts its message into its copy of the mirror by creation time
+#: too (livekit-agents 1.8.9 `_tts_task_impl`, `rt_chat_ctx.insert(spoken_msg)`,
+#: `voice/agent_activity.py:3457`). The catalog's record appends it, as ackguard's
+#: implementation and the adapters judged against the catalog do (`docs/model.md`,
+#: "The local context's order").
+COPY_INSERTS: tuple[tuple[str, LocalOrder], ...] = (
+    (
+        "spoken-message",
+        LocalOrder(
+            LocalPosition.BY_CREATED_AT, Creation.BEFORE_CALL, request=LocalPosition.BY_CREATED_AT
+        ),
+    ),
+)
 
 
 def local_order(site: Site, table: dict[str, LocalOrder] | None = None) -> LocalOrder:

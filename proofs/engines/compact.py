@@ -53,6 +53,7 @@ from model import (
 from model.move_table import MOVES, Actor
 from model.shapes import (
     CallIds,
+    CompletionChannel,
     DuplicateRejection,
     OrphanOutputs,
     RemoteItemAdded,
@@ -298,6 +299,7 @@ class CompactModel:
         self.model_on = on(MoveKind.MODEL_CREATES)
         self.learn_on = on(MoveKind.LEARN)
         self.timeout_on = on(MoveKind.TIMEOUT)
+        self.learn_behind_events = config.shape.completion_channel is CompletionChannel.EVENTS
         # every shape encoded here places an item with an unknown anchor at the tail,
         # which makes `stale-anchors` inert (`SessionShape.inert_options`): no move
         assert not config.stale_anchors()
@@ -316,6 +318,8 @@ class CompactModel:
             self.early[t] and (turns[t] is SpeechTurn.WAITS_THEN_YIELDS or turns[t].from_start)
             for t in tasks
         )
+        #: The tasks whose request places their items by creation time.
+        self.places_request = tuple(p.places_request() for p in self.plans)
         #: Whether anything reads the creation order: else `born` is dropped.
         self.ordered = _order.ordered(self.plans)
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
@@ -614,7 +618,11 @@ class CompactModel:
         `tasks`, has still to enter."""
         waiting: set[int] = set()
         for index in range(self.n_tasks):
-            if not self._entered(index, tasks[index][0]):
+            pc = tasks[index][0]
+            # `Plan.waits`: to enter the local context, or to be placed in a request
+            if not self._entered(index, pc) or (
+                self.places_request[index] and pc in (IDLE, COPIED, WAIT_ACT)
+            ):
                 waiting.update(self.plan_adds[index])
         start = 0
         while start < len(born) and born[start] not in waiting:
@@ -681,7 +689,14 @@ class CompactModel:
     def _snapshot(self, w: _Scratch, index: int, base: frozenset[int] | None) -> None:
         if self.source[index] is RequestSource.MIRROR_SNAPSHOT:
             pc, copy, _, bound, pending = w.tasks[index]
-            w.tasks[index] = (pc, copy, self._apply(w.mirror, index), bound, pending)
+            if self.places_request[index]:
+                # `model.local_order.request`: placed by the creation order
+                drops = self.drops[index]
+                kept = tuple(i for i in w.mirror if i not in drops)
+                request = _order.upsert(kept, self.adds[index], w.born)
+            else:
+                request = self._apply(w.mirror, index)
+            w.tasks[index] = (pc, copy, request, bound, pending)
             base = frozenset(w.mirror) | self.drops[index]
         if self.three_way:
             self._diff_and_send(w, index, base)
@@ -850,7 +865,8 @@ class CompactModel:
                 w.created = created + 1
                 w.to_client = (*w.to_client, (ADDED, item, after, NONE, NONE))
                 out.append(((MoveKind.MODEL_CREATES, None, item), w.freeze()))
-            if self.learn_on:
+            # `model.moves._may_learn`: behind the events in flight, where the shape says
+            if self.learn_on and not (self.learn_behind_events and s[TO_CLIENT]):
                 for item in self.pool[:created]:
                     bit = 1 << item
                     if s[ACKED] & bit and not s[LEARNED] & bit:

@@ -200,3 +200,60 @@ def test_a_call_field_the_encoding_lacks_is_refused(field: str) -> None:
     changed = attrs.evolve(scenario, calls=calls)
     reason = unsupported(Config(VARIANTS_BY_NAME["lock5"], changed, Environment()))
     assert reason is not None and field in reason
+
+
+def test_the_graph_comparison_catches_a_readable_model_that_appends_the_spoken_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`say()`'s push places its message in its copy of the mirror by creation time
+    (`model.sites.COPY_INSERTS`, `model.local_order.request`), in both encodings; with
+    the readable model's request appended as before and the compact one unchanged,
+    the graphs differ, and the other way round. The catalog's records wait for no
+    speech turn, so the tool output can be acknowledged while the say plays."""
+    from model import local_order
+    from model.sites import COPY_INSERTS
+
+    scenario = SCENARIOS_BY_NAME["spoken-during-tool-push"]
+    config = Config(
+        VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, local_orders=COPY_INSERTS
+    )
+    assert unsupported(config) is None
+    assert differences([config]) == []
+    catalog = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment)
+    assert readable_graph(config) != readable_graph(catalog)
+    with monkeypatch.context() as patch:
+        patch.setattr(local_order, "request", lambda plan, items, adds, born: items + adds)
+        assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
+    # and the other way round: the compact encoding appending, the readable one not
+    init = CompactModel.__init__
+
+    def appending(self: CompactModel, config: Config) -> None:
+        init(self, config)
+        self.places_request = tuple(False for _ in self.places_request)
+
+    monkeypatch.setattr(CompactModel, "__init__", appending)
+    assert differences([config]) == ["lock5/spoken-during-tool-push/base"]
+
+
+def test_learn_behind_the_events_in_flight_is_the_same_in_both_encodings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `completion_channel = events` on the openai shape, both encodings let the
+    local context learn the model's item only with no event in flight; a readable
+    model that lets it learn at any moment has another graph."""
+    import attrs
+
+    from model import SHAPES_BY_NAME
+    from model import moves as model_moves
+    from model.shapes import CompletionChannel
+
+    scenario = SCENARIOS_BY_NAME["server-item-during-replacement"]
+    shape = attrs.evolve(SHAPES_BY_NAME["openai"], completion_channel=CompletionChannel.EVENTS)
+    config = Config(VARIANTS_BY_NAME["lock5"], scenario, scenario.environment, shape=shape)
+    assert unsupported(config) is None
+    assert differences([config]) == []
+    assert readable_graph(config) != readable_graph(
+        attrs.evolve(config, shape=SHAPES_BY_NAME["openai"])
+    )
+    monkeypatch.setattr(model_moves, "_may_learn", lambda state, config: True)
+    assert differences([config]) == ["lock5/server-item-during-replacement/server-items"]
