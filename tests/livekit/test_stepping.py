@@ -110,21 +110,12 @@ def test_learn_behind_the_events_in_flight_steps_over_the_plugin(release: Any) -
 
 
 @pytest.mark.parametrize("provider", ["standin", "plugin"])
-def test_every_interleaving_of_the_server_item_row_steps(
-    release: Any, provider: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The row's sweep with the release's shape given `completion_channel = events`
-    (`proofs.adapters.livekit.check.release_shape` does not set it yet)."""
+def test_every_interleaving_of_the_server_item_row_steps(release: Any, provider: str) -> None:
+    """The row's sweep with the release's own model, whose shape has
+    `completion_channel = events` (`proofs.adapters.livekit.check.release_shape`)."""
     from proofs.adapters.livekit import check
 
-    released = check.release_shape
-    monkeypatch.setattr(
-        check,
-        "release_shape",
-        lambda variant: attrs.evolve(
-            released(variant), completion_channel=CompletionChannel.EVENTS
-        ),
-    )
+    assert check.release_shape(release.variant).completion_channel is CompletionChannel.EVENTS
     scenario = SCENARIOS_BY_NAME["server-item-during-replacement"]
     row = check.check_scenario(release, scenario, sweep=True, provider=provider)
     assert row["matches"] is True and row["lost"] == ["call1"]

@@ -48,13 +48,21 @@ from model import (
 from model.scenarios import SCENARIOS, Call
 from model.shapes import (
     SHAPES_BY_NAME,
+    CompletionChannel,
     DropWindow,
     InterruptionEnd,
     LocalTail,
     RemoteItemAdded,
     SessionShape,
 )
-from model.sites import SITES, LocalUpdate, Site, with_hidden_calls, with_speech_turn
+from model.sites import (
+    COPY_INSERTS,
+    SITES,
+    LocalUpdate,
+    Site,
+    with_hidden_calls,
+    with_speech_turn,
+)
 from model.variants import VARIANTS_BY_NAME
 from proofs.adapters.livekit.adapter import LivekitAdapter
 from proofs.adapters.livekit.drivable import given, settled, undrivable
@@ -260,6 +268,7 @@ def release_shape(variant: str) -> SessionShape:
         local_tail=LocalTail.LOCAL_ONLY,
         interruption_end=InterruptionEnd.ON_DONE_EVENT,
         drop_window=DropWindow.UNRECORDED,
+        completion_channel=CompletionChannel.EVENTS,
     )
 
 
@@ -283,8 +292,9 @@ def release_config(
 ) -> Config:
     """The model of a livekit release: `variant` on the site records with livekit's
     speech turn (`model.sites.with_speech_turn`), the scheduler both releases have,
-    and its session (`release_shape`); `speech_turn=False` gives the catalog's
-    records, which wait for no turn."""
+    and its session (`release_shape`), with `say()`'s push inserting into its copy
+    of the mirror by creation time (`model.sites.COPY_INSERTS`); `speech_turn=False`
+    gives the catalog's records, which wait for no turn."""
     extra = release_sites(speech_turn)
     return Config(
         VARIANTS_BY_NAME[variant],
@@ -292,6 +302,7 @@ def release_config(
         environment,
         extra_sites=extra,
         shape=release_shape(variant),
+        local_orders=COPY_INSERTS,
     )
 
 

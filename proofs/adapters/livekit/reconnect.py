@@ -46,6 +46,7 @@ from model import (
     successors,
 )
 from model.scenarios import Scenario
+from model.sites import COPY_INSERTS
 from proofs.adapters.livekit.plugin import PluginAdapter, PluginFollow
 from proofs.adapters.livekit.replay import give_until_stuck, quiet_close
 
@@ -325,8 +326,16 @@ def released_reconnect(variant: str, scenario: Scenario, environment: Environmen
         local_tail=released.local_tail,
         interruption_end=released.interruption_end,
         drop_window=released.drop_window,
+        completion_channel=released.completion_channel,
     )
-    return Config(VARIANTS_BY_NAME[variant], scenario, environment, release_sites(), shape=shape)
+    return Config(
+        VARIANTS_BY_NAME[variant],
+        scenario,
+        environment,
+        release_sites(),
+        shape=shape,
+        local_orders=COPY_INSERTS,
+    )
 
 
 def undriven(config: Config, moves: Iterable[Move]) -> str | None:
