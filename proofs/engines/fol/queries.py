@@ -4,7 +4,9 @@ The solver holds the static axioms and the action's transition formula once. Eac
 conjunct ever asked about is added once, behind an indicator literal (`on -> c` over
 the pre state, `off -> not c` over the post state), so a query is a `check` under
 assumptions: nothing is rebuilt between Houdini's rounds or the final per-(action,
-conjunct) checks, and z3 keeps what it learned.
+conjunct) checks, and z3 keeps what it learned. The guarded formulas are built once per
+problem and shared by the actions' solvers (`Shared`); a whole invariant is one more
+literal over its conjuncts' indicators, so a check passes one assumption for it.
 """
 
 from __future__ import annotations
