@@ -1,15 +1,19 @@
 """Every committed certificate checked for every size and against the explorer, timed.
 
     .venv/bin/python benchmarks/bench_fol_certificates.py [--runs 5] [--calls 3]
+    .venv/bin/python benchmarks/bench_fol_certificates.py --calls 0   # the checks alone
     .venv/bin/python benchmarks/bench_fol_certificates.py --shrink   # rewrite each one smaller
 
 For each file in `proofs/engines/fol/certificates/`: `certificate.check` (initiation,
 consecution per (action, conjunct), enabledness, sorts unbounded) and the cross-check
 (every state the explorer reaches on every mix of up to `--calls` calls, mapped to the
-relations, satisfies every conjunct; two calls for cells of more than `--wide` sites).
+relations, satisfies every conjunct; two calls for cells of more than `--wide` sites;
+`--calls 0` skips it, for timing the checks alone).
 Exits 1 when a certificate fails either, so it
 doubles as the check of the certificates the tests do not load (they check lock5
-{user-turn, cleanup} only, for time). Medians of `--runs` runs, with the load average.
+{user-turn, cleanup} only, for time). Medians of `--runs` runs (wall and CPU seconds of
+the check, the CPU figure being the steadier one on a shared machine), with the load
+average.
 `--shrink` first rewrites each certificate as `shrink.minimal` of itself (the part
 still inductive with the sorts unbounded), then checks what it wrote.
 """
@@ -48,10 +52,10 @@ def main() -> int:
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     print(
-        "| certificate | conjuncts | proof for every size | check s (runs) "
-        "| states (calls) | cross-check s |"
+        "| certificate | conjuncts | proof for every size | check s (runs) | check CPU s "
+        "| queries | states (calls) | cross-check s |"
     )
-    print("| --- | --- | --- | --- | --- | --- |", flush=True)
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     failed = False
     for path in sorted(DIRECTORY.glob("*.json")):
         if args.only not in path.stem:
@@ -68,22 +72,28 @@ def main() -> int:
             )
             write(cell, smaller)
             invariant = smaller
-        walls = []
+        walls, cpus = [], []
         holds = True
+        queries = 0
         for _ in range(args.runs):
-            started = time.perf_counter()
-            holds = check(cell, invariant).breaks is None and holds
+            started, cpu = time.perf_counter(), time.process_time()
+            result = check(cell, invariant)
             walls.append(time.perf_counter() - started)
+            cpus.append(time.process_time() - cpu)
+            holds = result.breaks is None and holds
+            queries = result.queries
         # mixes of three calls of six sites under timeouts are more states than a run
         # of this benchmark can afford; such cells are cross-checked on two
         calls = args.calls if len(cell.sites) <= args.wide else min(args.calls, 2)
         if len(cell.environment.options) > 1:
             # every option at once: two calls of even two sites exceed 6 GB of states
-            calls = 1
+            calls = min(calls, 1)
         started = time.perf_counter()
         sample = Sample(
             structure(state, config_of(cell, scenario), cell)
-            for scenario in mixes(cell.sites, calls, cell.environment, server_drops=True)
+            for scenario in (
+                mixes(cell.sites, calls, cell.environment, server_drops=True) if calls else ()
+            )
             for state in reachable(config_of(cell, scenario))
         )
         wrong = [c for c in invariant if sample.violated(c)]
@@ -95,7 +105,8 @@ def main() -> int:
             verdict += f"; {len(wrong)} conjuncts false on a reachable state"
         print(
             f"| {path.stem} | {len(invariant)} | {verdict} | {statistics.median(walls):.1f} "
-            f"({runs}) | {len(sample)} ({calls}) | {cross:.1f} |",
+            f"({runs}) | {statistics.median(cpus):.2f} | {queries} | {len(sample)} ({calls}) "
+            f"| {cross:.1f} |",
             flush=True,
         )
     print(f"load average after: {os.getloadavg()}")

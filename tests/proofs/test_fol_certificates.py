@@ -245,3 +245,20 @@ def test_three_way_without_the_base_breaks_the_server_items_certificate_for_real
     assert run is not None and not run.states[-1].satisfies(result.conjunct)
     sound = Problem(_three_way(environment), FiniteSorts(1, 1))
     assert run_to(sound, result.conjunct, run.depth) is None
+
+
+def test_a_stale_certificate_names_a_real_break_for_every_size(
+    user_cleanup: tuple[Clause, ...],
+) -> None:
+    """With the sorts unbounded (the check `verify` runs), the mutant that releases the
+    locks early breaks the certificate, and what the check reads back is a real
+    counterexample to induction: every conjunct holds on the pre state, and the conjunct
+    it names fails on the post state. A premise literal that stopped carrying the
+    invariant (`ActionQueries._premise`) fails here: the pre state breaks a conjunct. A
+    post conjunct shared between actions that change different relations
+    (`queries.Shared`, keyed by the clause alone) fails the sound cells' proofs above."""
+    result = check(_cell("lock5", USER_CLEANUP, "early-release"), user_cleanup)
+    assert result.conjunct is not None and result.transition is not None
+    assert all(result.transition.pre.satisfies(c) for c in user_cleanup)
+    assert not result.transition.post.satisfies(result.conjunct)
+    assert result.queries > len(user_cleanup)  # one query per (action, conjunct)

@@ -390,7 +390,9 @@ def check_each(
 ) -> CheckResult:
     """Initiation per conjunct, then per action: enabledness (the action can run in some
     state of the invariant, so the proof is not vacuous) and consecution of each conjunct
-    the action can change (the others are the same formula after it)."""
+    the action can change (the others are the same formula after it). One query per
+    (action, conjunct), not one per action over all of them: z3 settles the disjunction
+    slower (`docs/proofs.md`, "Performance")."""
     for clause in invariant:
         if init.breaks(clause) is not None:
             raise AssertionError(f"initiation fails for {clause.text()}")

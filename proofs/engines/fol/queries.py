@@ -4,12 +4,14 @@ The solver holds the static axioms and the action's transition formula once. Eac
 conjunct ever asked about is added once, behind an indicator literal (`on -> c` over
 the pre state, `off -> not c` over the post state), so a query is a `check` under
 assumptions: nothing is rebuilt between Houdini's rounds or the final per-(action,
-conjunct) checks, and z3 keeps what it learned.
+conjunct) checks, and z3 keeps what it learned. The guarded formulas are built once per
+problem and shared by the actions' solvers (`Shared`); a whole invariant is one more
+literal over its conjuncts' indicators, so a check passes one assumption for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import z3
@@ -20,21 +22,70 @@ from proofs.engines.fol.system import Action
 from proofs.engines.fol.vocab import Clause, Structure, names
 
 
+class Shared:
+    """The guarded formulas every action's solver of one problem asks with, built once:
+    a conjunct over the pre state (`on -> c`), one over a post vocabulary (`off -> not
+    c`), a conjunction of conjuncts (`all -> on_1 and ...`). Each action's solver asserts
+    the ones it uses. A literal means the same formula in every solver, so sharing it
+    changes no query; it saves building the same terms once per action."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self._on: dict[Clause, tuple[Any, Any]] = {}
+        self._off: dict[tuple[Clause, tuple[str, ...]], tuple[Any, Any]] = {}
+        self._all: dict[tuple[Clause, ...], tuple[Any, Any]] = {}
+
+    def on(self, clause: Clause) -> tuple[Any, Any]:
+        """The indicator of `clause` over the pre state, and its implication."""
+        if clause not in self._on:
+            lit = z3.Bool(f"on!{len(self._on)}", self.problem.sorts.ctx)
+            self._on[clause] = (lit, z3.Implies(lit, self.problem.pre_clause(clause)))
+        return self._on[clause]
+
+    def off(self, clause: Clause, post: Mapping[str, Any]) -> tuple[Any, Any]:
+        """The literal of "`clause` fails over `post`", and its implication; keyed by the
+        symbols the clause reads, so actions changing the same of them share it."""
+        key = (clause, tuple(post[n].name() for n in sorted(names(clause) & post.keys())))
+        if key not in self._off:
+            lit = z3.Bool(f"off!{len(self._off)}", self.problem.sorts.ctx)
+            self._off[key] = (lit, z3.Implies(lit, z3.Not(self.problem.clause(clause, post))))
+        return self._off[key]
+
+    def all(self, invariant: tuple[Clause, ...]) -> tuple[Any, Any]:
+        """One literal for the whole conjunction, over the indicators of its conjuncts."""
+        if invariant not in self._all:
+            lit = z3.Bool(f"all!{len(self._all)}", self.problem.sorts.ctx)
+            on = [self.on(c)[0] for c in invariant]
+            self._all[invariant] = (lit, z3.Implies(lit, z3.And(on) if len(on) != 1 else on[0]))
+        return self._all[invariant]
+
+
 class ActionQueries:
     """Queries about one action of one problem: does some state of a conjunction have a
     successor breaking one of some conjuncts; is the action enabled at all."""
 
-    def __init__(self, problem: Problem, action: Action, index: int, timeout_ms: int) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        action: Action,
+        index: int,
+        timeout_ms: int,
+        shared: Shared | None = None,
+    ) -> None:
         self.problem = problem
         self.action = action
         self.tag = f"q{index}"
         self.pre = problem.pre
         self.changed = problem.changed(action)
-        self.post = post_symbols(problem, action, self.pre, f"'{index}")
+        # one post vocabulary name for every action: each action has a solver of its own,
+        # and a shared name lets actions changing the same relations share post terms
+        self.post = post_symbols(problem, action, self.pre, "'")
         self.solver = solver(timeout_ms, problem.sorts.ctx)
         self.solver.add(*problem.pre_axioms(), *problem.step(action, self.pre, self.post, self.tag))
+        self.shared = Shared(problem) if shared is None else shared
         self._on: dict[Clause, Any] = {}
         self._off: dict[Clause, Any] = {}
+        self._whole: dict[tuple[Clause, ...], Any] = {}
         self._goals = 0
         self.queries = 0
         #: Consecution already shown: a target, and the premises it was shown under. It
@@ -48,22 +99,35 @@ class ActionQueries:
 
     def _indicator(self, clause: Clause) -> Any:
         if clause not in self._on:
-            on = z3.Bool(f"on!{self.tag}!{len(self._on)}", self.problem.sorts.ctx)
-            self.solver.add(z3.Implies(on, self.problem.pre_clause(clause)))
+            on, implication = self.shared.on(clause)
+            self.solver.add(implication)
             self._on[clause] = on
         return self._on[clause]
 
     def _negation(self, clause: Clause) -> Any:
         if clause not in self._off:
-            off = z3.Bool(f"off!{self.tag}!{len(self._off)}", self.problem.sorts.ctx)
-            self.solver.add(z3.Implies(off, z3.Not(self.problem.clause(clause, self.post))))
+            off, implication = self.shared.off(clause, self.post)
+            self.solver.add(implication)
             self._off[clause] = off
         return self._off[clause]
+
+    def _premise(self, invariant: Sequence[Clause]) -> Any:
+        """One literal for "the pre state satisfies every conjunct of `invariant`": a check
+        under it is the check under each conjunct's indicator, with one assumption to pass
+        instead of one per conjunct (z3's Python side casts each one on every check)."""
+        key = tuple(invariant)
+        if key not in self._whole:
+            for c in invariant:
+                self._indicator(c)
+            whole, implication = self.shared.all(key)
+            self.solver.add(implication)
+            self._whole[key] = whole
+        return self._whole[key]
 
     def enabled(self, invariant: Sequence[Clause]) -> bool:
         """Some state of `invariant` lets the action run (the proof is not vacuous for it)."""
         self.queries += 1
-        return check(self.solver, *(self._indicator(c) for c in invariant))
+        return check(self.solver, self._premise(invariant))
 
     def breaks(
         self, invariant: Sequence[Clause], targets: Sequence[Clause]
@@ -117,7 +181,7 @@ class ActionQueries:
         """Consecution of one conjunct: the per-(action, conjunct) check."""
         if not self.touches(target):
             return None
-        return self._check(*(self._indicator(c) for c in invariant), self._negation(target))
+        return self._check(self._premise(invariant), self._negation(target))
 
     def _check(self, *assumptions: Any) -> tuple[Structure, Structure, dict[str, str]] | None:
         self.queries += 1
@@ -164,5 +228,6 @@ class InitQueries:
 
 
 def all_queries(problem: Problem, timeout_ms: int) -> list[ActionQueries]:
-    """One query object per action of the problem."""
-    return [ActionQueries(problem, a, n, timeout_ms) for n, a in enumerate(problem.actions)]
+    """One query object per action of the problem, sharing their guarded formulas."""
+    shared = Shared(problem)
+    return [ActionQueries(problem, a, n, timeout_ms, shared) for n, a in enumerate(problem.actions)]
