@@ -35,6 +35,7 @@ from proofs.engines.fol import (
     structure,
 )
 from proofs.engines.fol.data import config_of
+from proofs.engines.fol.proving import shortest_counterexample
 from proofs.engines.fol.simulate import joining
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
@@ -70,6 +71,15 @@ def test_a_replacement_after_two_tool_pushes_deletes_an_output() -> None:
     # lock5-hoisted, with or without the user turn, the same
     hoisted = _failing(_cell("lock5-hoisted", ("user-turn", *SITES)), lean=True)
     assert hoisted["mix:tool-outputs+tool-outputs+replacement:lean"] == 10
+
+
+def test_the_engines_shortest_counterexample_searches_the_lean_mixes_too() -> None:
+    """`prove`'s "fails" comes from `shortest_counterexample`: without the lean mixes it
+    found nothing on these cells, and called them unknown."""
+    for variant, names in (("lock5", SITES), ("lock5-hoisted", ("user-turn", *SITES))):
+        found = shortest_counterexample(_cell(variant, names), 3)
+        assert found is not None and found.scenario.endswith(":lean"), variant
+        assert found.trace.depth == 10
 
 
 def test_at_the_deleting_diff_the_request_disagrees_with_the_mirror_in_order() -> None:

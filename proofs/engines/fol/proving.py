@@ -444,10 +444,16 @@ def counterexample_to_induction(
 
 def shortest_counterexample(cell: Cell, calls: int) -> Counterexample | None:
     """Breadth-first over the mixes of one call, then two, ...: the first mix with a
-    counterexample gives the shortest trace among the smallest sets of overlapping calls."""
+    counterexample gives the shortest trace among the smallest sets of overlapping calls.
+    The lean mixes too (a replacement that keeps the previous call's item): only they
+    show a replacement diffing two items the mirror and the local context order apart."""
     for size in range(1, calls + 1):
         best: Counterexample | None = None
-        for scenario in mixes(cell.sites, size, cell.environment):
+        scenarios = (
+            *mixes(cell.sites, size, cell.environment),
+            *mixes(cell.sites, size, cell.environment, lean=True),
+        )
+        for scenario in scenarios:
             if len(scenario.calls) != size:
                 continue
             finding = explore(config_of(cell, scenario), (Invariant.NO_UNINTENDED_DELETE,)).finding(
