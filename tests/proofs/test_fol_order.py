@@ -74,8 +74,9 @@ def test_a_replacement_after_two_tool_pushes_deletes_an_output() -> None:
 
 
 def test_the_engines_shortest_counterexample_searches_the_lean_mixes_too() -> None:
-    """`prove`'s "fails" comes from `shortest_counterexample`: without the lean mixes it
-    found nothing on these cells, and called them unknown."""
+    """`shortest_counterexample` (the trace `prove` names when a sample breaks safety)
+    finds the 10-move loss on these cells only in the lean mixes; without them it found
+    none in three calls."""
     for variant, names in (("lock5", SITES), ("lock5-hoisted", ("user-turn", *SITES))):
         found = shortest_counterexample(_cell(variant, names), 3)
         assert found is not None and found.scenario.endswith(":lean"), variant
