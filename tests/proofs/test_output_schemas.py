@@ -150,7 +150,7 @@ RUNS: dict[str, dict[str, tuple[str, int]]] = {
     "audit": {"a kept and a broken place": ("{audited}", 1)},
     "demo": {"unlocked and three-way": ("--variant unlocked --variant three-way --turns 1", 0)},
     "livekit": {
-        # over the plugin: one interleaving the real code cannot take (a divergence)
+        # over the plugin: the row whose `learn` once diverged; every interleaving steps
         "a holding scenario, swept": (
             "--release 1.8.9 --scenario server-item-during-replacement --provider plugin "
             "--pairs no",
@@ -295,7 +295,9 @@ def _shows_livekit(documents: dict[str, Any]) -> None:
         )
     )
     held, failed = held["scenarios"][0], failed["scenarios"][0]
-    assert any(outcome["divergence"] for outcome in held["sweep"]) and held["replays"]
+    assert held["sweep"] and held["replays"]
+    assert all(outcome["divergence"] is None for outcome in held["sweep"])
+    assert held["stepped_with_model"] == held["sequences"]
     assert failed["real_broken"] and any(replay["violations"] for replay in failed["replays"])
     assert plugin["provider"] == "plugin" and plugin["hypothesis"][0]["agrees"]
     assert documents[REPLAY]["stimuli"][:2] == ["call T0", "call T1"]
