@@ -85,7 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     words = list(sys.argv[1:] if argv is None else argv)
     named = words[0] if words and words[0] in COMMANDS else None
-    parser = build_parser(only=named)
+    try:
+        parser = build_parser(only=named)
+    except KeyboardInterrupt:
+        # Ctrl-C while the command's module loads (z3, Hypothesis): one line, no
+        # traceback from inside an import, as once the command runs
+        print(f"ackguard {named or ''}".rstrip() + ": interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(words)
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if run is None:
