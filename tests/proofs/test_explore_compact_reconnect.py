@@ -49,13 +49,10 @@ def _once(configs: list[Config]) -> list[Config]:
 
 
 def reconnect_cells() -> list[Config]:
-    """Every catalog scenario under `reconnects` on every openai-shaped variant, and
-    under `all` on one of them each, in turn (the readable `all` graphs of the three-task
-    scenario take seconds each: four of them would be most of this module's time)."""
-    cells = [Config(v, sc, RECONNECTS, shape=s) for v, s in OPENAI for sc in SCENARIOS]
-    for position, sc in enumerate(SCENARIOS):
-        variant, shape = OPENAI[position % len(OPENAI)]
-        cells.append(Config(variant, sc, ALL, shape=shape))
+    """Every catalog scenario under `reconnects` and under `all` on every openai-shaped
+    variant, each model once."""
+    columns = (RECONNECTS, ALL)
+    cells = [Config(v, sc, e, shape=s) for v, s in OPENAI for sc in SCENARIOS for e in columns]
     assert all(unsupported(c) is None and c.reconnects() for c in cells)
     return _once(cells)
 
