@@ -10,6 +10,12 @@ once a K times out, larger K are not tried. The C checker's figures are in
 
     python benchmarks/bench_explore.py                 # K = 2..7, 3 runs, 120 s limit
     python benchmarks/bench_explore.py --k 6 --k 7 --limit 30
+
+`--groups` times instead the explorer's part of the default `ackguard verify`:
+every (variant, environment) group it submits (`settle.explore_group`, with the
+mixes it asks for), one after the other in one fresh process, here and at
+`--ref` (exported with `git archive`) in turn; it prints each run's CPU seconds
+with the load average before it, and the medians.
 """
 
 from __future__ import annotations
@@ -104,13 +110,64 @@ def cell(result: dict[str, Any] | None, limit: float, states: bool = True) -> st
     return f"{result['states']:,} states, {text}" if states else text
 
 
+#: The child of `--groups`, run with the tree to time first on `PYTHONPATH`.
+_GROUPS = """
+import json, time
+from attrs import evolve
+from model import CONFIGURATIONS, ENVIRONMENTS, SCENARIOS, Invariant
+from proofs.engines import settle
+from proofs.engines.verdicts import _Default
+variants = [evolve(v, shape=s.name) for v, s in CONFIGURATIONS]
+d = _Default(variants, SCENARIOS, ENVIRONMENTS, tuple(Invariant), 600.0, None)
+started = time.process_time()
+for v in d.variants:
+    for e in d.environments:
+        mixes = d._mixes(e) if d._compact(v, e) else ()
+        settle.explore_group(v, e, d.scenarios, d.invariants, d.sites, mixes)
+print(json.dumps(time.process_time() - started))
+"""
+
+
+def groups(ref: str, runs: int) -> None:
+    """The explorer groups of the default verify, here against `ref`, in turn."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from bench_verify_against import ROOT, _export
+
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"here": ROOT, ref: _export(ref, Path(folder))}
+        seconds: dict[str, list[float]] = {name: [] for name in trees}
+        for run in range(runs):
+            for name, tree in trees.items():
+                load = os.getloadavg()[0]
+                done = subprocess.run(
+                    [sys.executable, "-c", _GROUPS],
+                    cwd=tree,
+                    env=dict(os.environ, PYTHONPATH=str(tree)),
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                seconds[name].append(json.loads(done.stdout))
+                print(f"run {run + 1} {name}: {seconds[name][-1]:.2f} CPU-s (load {load:.1f})")
+    here, there = (statistics.median(seconds[name]) for name in trees)
+    print(f"median here {here:.2f} CPU-s, {ref} {there:.2f} CPU-s, ratio {here / there:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, action="append", help="repeatable; default 2..7")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per baseline run")
     parser.add_argument("--child", nargs=3, metavar=("ENGINE", "JOB", "K"), help=argparse.SUPPRESS)
+    parser.add_argument("--groups", action="store_true", help="the verify's explorer groups")
+    parser.add_argument("--ref", default="main", help="with --groups: the commit to compare")
     args = parser.parse_args()
+    if args.groups:
+        groups(args.ref, args.runs)
+        return 0
     if args.child:
         engine, job, k = args.child
         print(json.dumps(child(engine, job, int(k))))

@@ -12,7 +12,10 @@ It is an exact quotient of the readable model: `encode` maps a readable state to
 its compact one, dropping only what no later move and no invariant reads (a
 finished push's data, `done` against `failed`, a request once diffed, the three-
 way base, which never outlives the step that computes it, `deletes_sent` and
-each task's `stalled`, kept as one flag each for invariants 1 and 6).
+each task's `stalled`, kept as one flag each for invariants 1 and 6). A
+reconnect's state is three more fields: the connection (up, down, or in the drop
+window), the items a rebuild put back, and every task's record of sent ops
+(`Task.ops`) as one tuple in task order.
 `tests/proofs/test_explore_compact.py` checks that the two graphs are equal under
 `encode` over the catalog, and the explorer replays every trace it reports
 through the readable model.
@@ -31,6 +34,7 @@ from model import (
     Acks,
     Config,
     Diff,
+    Dropped,
     Event,
     EventKind,
     LocalUpdate,
@@ -54,12 +58,19 @@ from model.move_table import MOVES, Actor
 from model.shapes import (
     CallIds,
     CompletionChannel,
+    DropWindow,
     DuplicateRejection,
     OrphanOutputs,
+    Rebuilds,
+    ReconnectLock,
+    ReconnectMirror,
+    ReconnectResends,
     RemoteItemAdded,
     UnknownAnchor,
+    WindowRebuild,
 )
 from model.sites import Creation, LocalPosition, SpeechTurn
+from model.state import REBUILD
 
 # program counters; `done` and `failed` are one value: no move reads which
 IDLE, COPIED, WAIT_ACT, WAIT_PROV, WAIT_ACKS, FINISHED = range(6)
@@ -87,6 +98,16 @@ _EVENT_KIND = {EventKind.ADDED: ADDED, EventKind.DELETED: DELETED, EventKind.REJ
 SERVER, MIRROR, LOCAL, TO_SERVER, TO_CLIENT, ACT, PROV, TASKS = range(8)
 CREATED, LEARNED, OUTSTANDING, GONE, ACKED, REACHED, REMOVED, BAD_DELETE = range(8, 16)
 REFUSED, RECREATED, SENT = 16, 17, 18
+#: The reconnect's fields: whether a server session is active (`State.connected`), the
+#: items a rebuild put back after a delete (`State.rebuilt`), and the record of sent
+#: ops (every task's `Task.ops`, in task order: each task's ops are one batch).
+CONNECTED, REBUILT, RECORD = 19, 20, 21
+#: `State.connected`: True, False, and `Dropped.UNNOTICED` (the drop window).
+UP, DOWN, WINDOW = 1, 0, 2
+_CONNECTED = {True: UP, False: DOWN, Dropped.UNNOTICED: WINDOW}
+#: The rebuild's sender (`model.state.REBUILD`), as a task or a lock holder; apart
+#: from NONE, which the compact locks and events use for "nobody".
+REBUILDER = -2
 #: The flags in field BAD_DELETE: the sticky invariants' ghost bits (renamings keep
 #: the field as it is, and no move reads it).
 UNINTENDED, STALLED = 1, 2
@@ -150,6 +171,7 @@ class _Scratch:
         "act",
         "bad",
         "born",
+        "connected",
         "created",
         "gone",
         "learned",
@@ -158,6 +180,8 @@ class _Scratch:
         "outstanding",
         "prov",
         "reached",
+        "rebuilt",
+        "record",
         "recreated",
         "refused",
         "removed",
@@ -189,6 +213,9 @@ class _Scratch:
             self.refused,
             self.recreated,
             self.sent,
+            self.connected,
+            self.rebuilt,
+            self.record,
         ) = s
         self.created, self.born = self.created
         self.tasks = list(tasks)
@@ -214,6 +241,9 @@ class _Scratch:
             self.refused,
             self.recreated,
             self.sent,
+            self.connected,
+            self.rebuilt,
+            self.record,
         )
 
 
@@ -223,8 +253,11 @@ def unsupported(config: Config) -> str | None:
     It encodes the two session shapes the explorer had before shapes were data
     (a mirror on item events with a lock across acks and the mirror diff, or no
     lock and the three-way diff; creates and deletes; acks awaited; the model's
-    items as events; nothing kept back) and no reconnect. The explorer runs any
-    other config on the readable model.
+    items as events; nothing kept back), with every reconnect those shapes can
+    have: each `ReconnectResends`, `ReconnectMirror`, `ReconnectLock`, `Rebuilds`,
+    `DropWindow` and `WindowRebuild` value (`OpenMessages` reads a generation waiting
+    for its done event, which no config here has). The explorer runs any other
+    config on the readable model.
     """
     shape = config.shape
     plain = (
@@ -249,8 +282,6 @@ def unsupported(config: Config) -> str | None:
         return "the compact encoding has every refusal settle its waiter"
     if shape.remote_item_added is not RemoteItemAdded.IGNORED:
         return "the compact encoding has no handler that writes announced items locally"
-    if config.reconnects():
-        return "the compact encoding has no reconnect"
     if shape.orphan_outputs is not OrphanOutputs.UNCHECKED:
         return "the compact encoding does not tell function outputs apart (orphan_outputs)"
     if any(config.ends_on_done(task) for task in range(len(config.scenario.calls))):
@@ -322,6 +353,20 @@ class CompactModel:
         self.places_request = tuple(p.places_request() for p in self.plans)
         #: Whether anything reads the creation order: else `born` is dropped.
         self.ordered = _order.ordered(self.plans)
+        # the reconnect (`model.moves._disconnect`, `_connect`), read only when it can happen
+        shape = config.shape
+        self.reconnects = config.reconnects()
+        self.resends = shape.reconnect_resends
+        self.emptied = shape.reconnect_mirror is ReconnectMirror.EMPTIED
+        self.rebuild_lock = self.emptied and shape.reconnect_lock is ReconnectLock.SESSION_LOCK
+        self.drop_window = shape.drop_window
+        self.unqueued = shape.window_rebuild is WindowRebuild.UNQUEUED_THEN_QUEUE
+        #: The items a rebuild leaves out (`Rebuilds.NO_FUNCTION_ITEMS`), as a mask.
+        self.unrebuilt = (
+            _mask(i for i, name in enumerate(self.names) if _moves._function_item(config, name))
+            if shape.rebuilds is Rebuilds.NO_FUNCTION_ITEMS
+            else 0
+        )
         self._diffs: dict[Any, tuple[tuple[int, int, int, int], ...]] = {}
         self._tombs: dict[Any, int] = {}
         self._creates: dict[tuple[int, MoveKind, int, int], bool] = {}
@@ -333,8 +378,7 @@ class CompactModel:
 
     def encode(self, state: State) -> CState:
         """The compact state of a readable one: what the moves and invariants read."""
-        assert state.connected and state.kept is None and not state.rebuilt, "no reconnect here"
-        assert all(not task.ops for task in state.tasks), "ops are kept only for a reconnect"
+        assert state.kept is None, "no request is kept back here"
         ids = self.ids
 
         def seq(items: Iterable[str]) -> tuple[int, ...]:
@@ -343,9 +387,12 @@ class CompactModel:
         def mask(items: Iterable[str]) -> int:
             return _mask(ids[i] for i in items)
 
+        def sender(task: int | None) -> int:
+            return NONE if task is None else REBUILDER if task == REBUILD else task
+
         def op(o: Op) -> tuple[int, int, int, int]:
             after = NONE if o.after is None else ids[o.after]
-            return (_OP_KIND[o.kind], ids[o.item], after, o.task)
+            return (_OP_KIND[o.kind], ids[o.item], after, sender(o.task))
 
         def event(e: Event) -> tuple[int, int, int, int, int]:
             return (
@@ -353,11 +400,11 @@ class CompactModel:
                 ids[e.item],
                 NONE if e.after is None else ids[e.after],
                 NONE if e.op is None else _OP_KIND[e.op],
-                NONE if e.task is None else e.task,
+                sender(e.task),
             )
 
         def lock(lk: Lock) -> tuple[int, tuple[int, ...]]:
-            return (NONE if lk.owner is None else lk.owner, lk.waiters)
+            return (sender(lk.owner), tuple(sender(t) for t in lk.waiters))
 
         def task(index: int, t: Task) -> tuple[Any, ...]:
             pc = _PC[t.pc]
@@ -394,6 +441,9 @@ class CompactModel:
             mask(state.refused),
             mask(item for _, item in state.recreated),
             mask(state.sent),
+            _CONNECTED[state.connected],
+            mask(state.rebuilt),
+            tuple(op(o) for task in state.tasks for o in task.ops),
         )
 
     def key_mask(self, keys: Iterable[tuple[OpKind, str]]) -> int:
@@ -414,7 +464,7 @@ class CompactModel:
     def disagreement_at_rest(s: CState) -> bool:
         """Invariant 2 is broken: at rest, a pushed local item is off the server, or a
         removed item is back on it."""
-        if s[TO_SERVER] or s[TO_CLIENT]:
+        if s[TO_SERVER] or s[TO_CLIENT] or s[CONNECTED] != UP:
             return False
         for task in s[TASKS]:
             if IDLE < task[0] < FINISHED:
@@ -426,12 +476,12 @@ class CompactModel:
             bit = 1 << item
             if (pushed & bit or not sent & bit) and not on_server & bit:
                 return True
-        return bool(s[RECREATED] & on_server)
+        return bool((s[RECREATED] | s[REBUILT]) & on_server)
 
     @staticmethod
     def untrue_mirror_at_rest(s: CState) -> bool:
         """Invariant 3 is broken: at rest, the mirror and the server hold other items."""
-        if s[TO_SERVER] or s[TO_CLIENT]:
+        if s[TO_SERVER] or s[TO_CLIENT] or s[CONNECTED] != UP:
             return False
         for task in s[TASKS]:
             if IDLE < task[0] < FINISHED:
@@ -441,7 +491,7 @@ class CompactModel:
     def removed_not_gone(self, s: CState) -> bool:
         """Invariant 5 is broken: at rest, an item a finished push meant to remove is
         on the server (no aliases here: `unsupported` sends those configs elsewhere)."""
-        if s[TO_SERVER] or s[TO_CLIENT]:
+        if s[TO_SERVER] or s[TO_CLIENT] or s[CONNECTED] != UP:
             return False
         tasks = s[TASKS]
         for task in tasks:
@@ -713,6 +763,11 @@ class CompactModel:
         task = w.tasks[index]
         request = w.local if task[3] else task[2]
         assert request is not None
+        window = w.connected == WINDOW
+        if window and self.drop_window is DropWindow.REFUSED:
+            # the session finds its connection dead before it diffs: the push raises
+            self._finish(w, index)
+            return
         if self.three_way:
             assert base is not None, "a three-way push diffs in the step that fixes its base"
             gone = self._tombstones(w.gone, w.outstanding)
@@ -738,20 +793,45 @@ class CompactModel:
             if kind == CREATE:
                 w.sent |= 1 << item
         if ops:
-            w.to_server = w.to_server + ops
+            # in the drop window the ops wait for the next connection, or are lost
+            if not (window and self.drop_window in (DropWindow.LOST, DropWindow.UNRECORDED)):
+                w.to_server = w.to_server + ops
             if self.three_way:
                 w.outstanding = w.outstanding + ops
+            if self.reconnects:
+                self._keep_record(w, index, ops, window)
             w.tasks[index] = (WAIT_ACKS, task[1], None, False, keys)
         else:
             self._finish(w, index)
+
+    def _keep_record(
+        self, w: _Scratch, index: int, ops: tuple[tuple[int, int, int, int], ...], window: bool
+    ) -> None:
+        """The record of sent ops a reconnect sends again from (`Task.ops`): one record
+        cleared as each push starts (`ReconnectResends.CURRENT_PUSH`), else one batch a
+        task, in task order; ops whose send failed on the closed socket enter none."""
+        if self.resends is ReconnectResends.CURRENT_PUSH:
+            w.record = ()
+        if window and self.drop_window is DropWindow.UNRECORDED:
+            return
+        # a task sends once, so its batch is new; the record stays in task order
+        w.record = tuple(sorted(w.record + ops, key=_sender))
 
     def _finish(self, w: _Scratch, index: int) -> None:
         if w.prov[0] == index:
             w.prov = _release(w.prov)
         if w.act[0] == index:
             w.act = _release(w.act)
+        if self.rebuild_lock:
+            _settle_rebuild_lock(w)
         if self.update[index] is LocalUpdate.AFTER_PUSH:
             w.local = _upsert(w.local, self.adds[index])
+        if w.record and any(o[3] == index for o in w.record):
+            if self.resends is ReconnectResends.CURRENT_PUSH:
+                # the one record is cleared as the push ends, whoever is in it
+                w.record = ()
+            else:
+                w.record = tuple(o for o in w.record if o[3] != index)
         intent = w.tasks[index][1]
         w.tasks[index] = FINISHED_TASK if intent is None else (FINISHED, intent, None, False, 0)
 
@@ -838,24 +918,26 @@ class CompactModel:
     # -- the environment ------------------------------------------------------
 
     def _environment(self, s: CState, out: list[tuple[CMove, CState]]) -> None:
-        if s[TO_SERVER]:
+        up = s[CONNECTED] == UP
+        if s[TO_SERVER] and up:
             op = s[TO_SERVER][0]
+            sender = None if op[3] == REBUILDER else op[3]
             w = _Scratch(s)
             self._server_apply(w)
-            out.append(((MoveKind.SERVER_APPLY, op[3], op[1]), w.freeze()))
+            out.append(((MoveKind.SERVER_APPLY, sender, op[1]), w.freeze()))
             if self.reject_on:
                 w = _Scratch(s)
                 _reject(w)
-                out.append(((MoveKind.SERVER_REJECT, op[3], op[1]), w.freeze()))
+                out.append(((MoveKind.SERVER_REJECT, sender, op[1]), w.freeze()))
         if s[TO_CLIENT]:
             event = s[TO_CLIENT][0]
             w = _Scratch(s)
             self._client_apply(w)
-            task = None if event[4] == NONE else event[4]
+            task = None if event[4] < 0 else event[4]
             out.append(((MoveKind.CLIENT_APPLY, task, event[1]), w.freeze()))
         if self.model_on:
             created = s[CREATED][0]
-            if created < len(self.pool):
+            if created < len(self.pool) and up:
                 item = self.pool[created]
                 w = _Scratch(s)
                 after = w.server[-1] if w.server else NONE
@@ -880,6 +962,71 @@ class CompactModel:
                     w = _Scratch(s)
                     self._finish(w, index)
                     out.append(((MoveKind.TIMEOUT, index, None), w.freeze()))
+        if self.reconnects:
+            w = _Scratch(s)
+            if up:
+                self._disconnect(w)
+                out.append(((MoveKind.DISCONNECT, None, None), w.freeze()))
+            elif s[CONNECTED] == WINDOW:
+                # the second `disconnect` of a drop: the session gives the dead connection up
+                w.connected = DOWN
+                out.append(((MoveKind.DISCONNECT, None, None), w.freeze()))
+            else:
+                self._connect(w)
+                out.append(((MoveKind.CONNECT, None, None), w.freeze()))
+
+    def _disconnect(self, w: _Scratch) -> None:
+        """`model.moves._disconnect`: everything in flight is lost, and a rebuild with it."""
+        owner, waiters = w.prov
+        if REBUILDER in waiters:
+            waiters = tuple(t for t in waiters if t != REBUILDER)
+        w.prov = _release((owner, waiters)) if owner == REBUILDER else (owner, waiters)
+        w.connected = DOWN if self.drop_window is DropWindow.NONE else WINDOW
+        w.to_server = ()
+        w.to_client = ()
+
+    def _connect(self, w: _Scratch) -> None:
+        """`model.moves._connect`: the new server conversation is the mirror (less what
+        the shape leaves out), and the ops still awaited go again after it."""
+        if self.resends is ReconnectResends.NONE:
+            for index in range(self.n_tasks):
+                if w.tasks[index][0] == WAIT_ACKS:
+                    self._finish(w, index)
+        mirror = w.mirror
+        if self.unrebuilt:
+            mirror = tuple(i for i in mirror if not (self.unrebuilt >> i) & 1)
+        # (`OpenMessages.LEFT_OUT` leaves out what a generation waiting for its done
+        # event made: no config here has one, `unsupported` says)
+        if self.unqueued:
+            queued = {o[1] for o in w.to_server if o[0] == CREATE}
+            mirror = tuple(i for i in mirror if i not in queued)
+        tasks = w.tasks
+        resend = tuple(
+            o
+            for o in w.record
+            if tasks[o[3]][0] == WAIT_ACKS
+            and (tasks[o[3]][4] >> (2 * o[1] + o[0])) & 1
+            and o not in w.to_server
+        )
+        w.connected = UP
+        items = _mask(mirror)
+        w.server = mirror
+        w.to_server = resend + w.to_server
+        w.reached |= items
+        w.sent |= items
+        w.rebuilt |= items & w.removed
+        if not self.emptied:
+            w.mirror = mirror
+            return
+        # the rebuild's creates go to an empty conversation that refuses none of them:
+        # the server holds them now, and their added events refill the mirror
+        w.mirror = ()
+        w.to_client = tuple(
+            (ADDED, item, mirror[position - 1] if position else NONE, NONE, REBUILDER)
+            for position, item in enumerate(mirror)
+        )
+        if mirror and self.rebuild_lock:
+            w.prov = _take(w.prov, REBUILDER)
 
     def _server_apply(self, w: _Scratch) -> None:
         op = w.to_server[0]
@@ -904,7 +1051,10 @@ class CompactModel:
             _reject(w)
             return
         if w.removed & bit:
-            w.recreated |= bit
+            if task == REBUILDER:
+                w.rebuilt |= bit
+            else:
+                w.recreated |= bit
         w.to_server = w.to_server[1:]
         w.server = _insert_after(server, item, after)
         w.reached |= bit
@@ -925,6 +1075,8 @@ class CompactModel:
             key_kind = DELETE
         else:
             key_kind = op_kind
+        if self.rebuild_lock:
+            _settle_rebuild_lock(w)
         if task == NONE:
             return
         key = 1 << (2 * item + key_kind)
@@ -933,7 +1085,8 @@ class CompactModel:
         for index, t in enumerate(tasks):
             if t[0] == WAIT_ACKS and t[4] & key and (not own_only or index == task):
                 tasks[index] = (t[0], t[1], t[2], t[3], t[4] & ~key)
-        waiter = tasks[task]
+        # the readable model looks the rebuild's waiter up as `tasks[REBUILD]`, the last
+        waiter = tasks[REBUILD if task == REBUILDER else task]
         if waiter[0] == WAIT_ACKS and waiter[4] & key:
             w.bad |= STALLED
         outstanding = w.outstanding
@@ -941,6 +1094,18 @@ class CompactModel:
             if o[0] == key_kind and o[1] == item and o[3] == task:
                 w.outstanding = outstanding[:position] + outstanding[position + 1 :]
                 break
+
+
+def _sender(op: tuple[int, int, int, int]) -> int:
+    return op[3]
+
+
+def _settle_rebuild_lock(w: _Scratch) -> None:
+    """A rebuild that holds the session lock gives it up once it is answered."""
+    if w.prov[0] == REBUILDER and not (
+        any(o[3] == REBUILDER for o in w.to_server) or any(e[4] == REBUILDER for e in w.to_client)
+    ):
+        w.prov = _release(w.prov)
 
 
 def _reject(w: _Scratch) -> None:

@@ -63,8 +63,8 @@ def explore(
     """Explore every reachable state, or until each invariant has a shortest violation.
 
     A config the compact encoding does not cover (`compact.unsupported`: another
-    session shape, or a reconnect) is explored on the readable model's own states,
-    without symmetry reduction: slower, and exact by construction.
+    session shape, or a mechanism it lacks) is explored on the readable model's own
+    states, without symmetry reduction: slower, and exact by construction.
     """
     if unsupported(config) is not None:
         from proofs.engines.explore_readable import explore_readable

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from model.shapes import ReconnectResends
 from proofs.engines.compact import (
     ACKED,
     ACT,
+    CONNECTED,
     GONE,
     IDLE_TASK,
     LOCAL,
@@ -29,6 +31,8 @@ from proofs.engines.compact import (
     OUTSTANDING,
     PROV,
     REACHED,
+    REBUILT,
+    RECORD,
     RECREATED,
     REFUSED,
     REMOVED,
@@ -50,6 +54,8 @@ def groups(model: CompactModel) -> tuple[tuple[int, ...], ...]:
     """The groups of interchangeable tasks (two or more each), in task order."""
     config = model.config
     scenario = config.scenario
+    if not renamable(model):
+        return ()
     mentioned: dict[int, int] = {}
     for item in (*scenario.server, *scenario.initial_local, *scenario.server_pool):
         mentioned[model.ids[item]] = 2
@@ -69,9 +75,23 @@ def groups(model: CompactModel) -> tuple[tuple[int, ...], ...]:
             model.update[task],
             len(adds),
             model.drops[task],
+            # a rebuild that leaves function items out tells items apart by kind
+            tuple((model.unrebuilt >> item) & 1 for item in adds),
         )
         by_key.setdefault(key, []).append(task)
     return tuple(tuple(members) for members in by_key.values() if len(members) > 1)
+
+
+def renamable(model: CompactModel) -> bool:
+    """Whether renaming tasks maps runs to runs at all. Two reconnects read tasks by
+    index: one that sends again every waiting push's ops sends them in task order
+    (`ReconnectResends.AWAITED`), and the readable model gives a three-way rebuild's
+    answers to the last task as their waiter (`tasks[REBUILD]`, `model.moves`)."""
+    if not model.reconnects:
+        return True
+    if model.resends is ReconnectResends.AWAITED:
+        return False
+    return not (model.three_way and model.emptied)
 
 
 class Symmetry:
@@ -112,12 +132,13 @@ class Symmetry:
         for entries, at in ((s[TO_SERVER], 3), (s[TO_CLIENT], 4), (s[OUTSTANDING], 3)):
             for entry in entries:
                 for task in (entry[at], owner[entry[1]]):
-                    if task != NONE and not marked[task] and group_of[task] != NONE:
+                    # (NONE and the rebuild's sender are negative)
+                    if task >= 0 and not marked[task] and group_of[task] != NONE:
                         marked[task] = 1
                         seen[group_of[task]].append(task)
         for owner_task, waiters in (s[ACT], s[PROV]):
             for task in (owner_task, *waiters):
-                if task != NONE and not marked[task] and group_of[task] != NONE:
+                if task >= 0 and not marked[task] and group_of[task] != NONE:
                     marked[task] = 1
                     seen[group_of[task]].append(task)
         tasks = s[TASKS]
@@ -226,13 +247,14 @@ def rename(s: CState, perm: Perm) -> CState:
         return NONE if i == NONE else imap[i]
 
     def task(t: int) -> int:
-        return NONE if t == NONE else tmap[t]
+        # NONE and the rebuild's sender are no task's
+        return t if t < 0 else tmap[t]
 
     def op(o: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
-        return (o[0], imap[o[1]], item(o[2]), tmap[o[3]])
+        return (o[0], imap[o[1]], item(o[2]), task(o[3]))
 
     def lock(lk: tuple[int, tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:
-        return (task(lk[0]), tuple(tmap[t] for t in lk[1]))
+        return (task(lk[0]), tuple(task(t) for t in lk[1]))
 
     old_tasks = s[TASKS]
     tasks: list[tuple[object, ...]] = [()] * len(old_tasks)
@@ -258,4 +280,8 @@ def rename(s: CState, perm: Perm) -> CState:
         _mask(s[REFUSED], imap),
         _mask(s[RECREATED], imap),
         _mask(s[SENT], imap),
+        s[CONNECTED],
+        _mask(s[REBUILT], imap),
+        # the record stays in task order (one batch a task)
+        tuple(sorted((op(o) for o in s[RECORD]), key=lambda o: o[3])),
     )

@@ -338,15 +338,16 @@ class _Default:
         return found
 
     def _compact(self, variant: Variant, environment: Environment) -> bool:
-        """Whether the compact explorer covers this configuration. The mixes of calls are
-        explored only where it does: on the readable states (other session shapes, a
-        reconnect) mixes of three calls take minutes, so those cells keep the catalog's
-        scenarios as their scope and say so."""
+        """Whether the mixes of calls are explored for this configuration: where the
+        compact explorer covers it with no reconnect. On the readable states (other
+        session shapes) mixes of three calls take minutes, so those cells keep the
+        catalog's scenarios as their scope and say so; a reconnect, which the compact
+        explorer covers too, keeps that scope as before (docs/proofs.md, "Methods")."""
         from proofs.engines.compact import unsupported
 
         return all(
-            unsupported(Config(variant, scenario, environment)) is None
-            for scenario in self.scenarios
+            unsupported(config) is None and not config.reconnects()
+            for config in (Config(variant, s, environment) for s in self.scenarios)
         )
 
     def _mixes(self, environment: Environment) -> tuple[tuple[Scenario, ...], ...]:
