@@ -27,39 +27,15 @@ import os
 import time
 from itertools import combinations
 
-from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment, Invariant, Verdict
-from proofs.engines.explore import explore
+from model import ENVIRONMENTS, SITES, VARIANTS_BY_NAME, Environment
 from proofs.engines.fol import PROVED, Cell, Clause, Outcome, prove, run_to
 from proofs.engines.fol.certificate import committed, write
 from proofs.engines.fol.data import config_of, mixes
-from proofs.engines.fol.proving import Counterexample
+from proofs.engines.fol.proving import shortest_counterexample
 from proofs.engines.fol.shrink import minimal
 
 WRITE = False
 LIMIT = 300.0
-
-
-def shortest(cell: Cell, calls: int) -> Counterexample | None:
-    """The shortest counterexample over the smallest mixes, as `proving.shortest_counterexample`
-    finds it, with the lean mixes too (a replacement that drops the start item only:
-    `data.mixes(lean=True)`), which the default mixes never try."""
-    for size in range(1, calls + 1):
-        best: Counterexample | None = None
-        every = mixes(cell.sites, size, cell.environment)
-        every += mixes(cell.sites, size, cell.environment, lean=True)
-        for scenario in every:
-            if len(scenario.calls) != size:
-                continue
-            finding = explore(config_of(cell, scenario), (Invariant.NO_UNINTENDED_DELETE,)).finding(
-                Invariant.NO_UNINTENDED_DELETE
-            )
-            trace = finding.trace
-            shorter = trace is not None and (best is None or trace.depth < best.trace.depth)
-            if finding.verdict is Verdict.COUNTEREXAMPLE and trace is not None and shorter:
-                best = Counterexample(scenario.name, trace)
-        if best is not None:
-            return best
-    return None
 
 
 def order_checks(variant: str, calls: int) -> None:
@@ -167,7 +143,7 @@ def main() -> None:
             for sites in combinations(SITES, size):
                 cell = Cell(variant, sites, Environment())
                 started = time.perf_counter()
-                found = shortest(cell, args.calls)
+                found = shortest_counterexample(cell, args.calls)
                 if found is None:
                     holding.append(frozenset(sites))
                     continue
