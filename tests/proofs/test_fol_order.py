@@ -18,9 +18,11 @@ from model import (
     ENVIRONMENTS_BY_NAME,
     SITES_BY_NAME,
     VARIANTS_BY_NAME,
+    Config,
     Invariant,
     Pc,
     RequestSource,
+    Scenario,
     Verdict,
 )
 from proofs.engines.explore import explore
@@ -37,6 +39,7 @@ from proofs.engines.fol import (
 from proofs.engines.fol.data import config_of
 from proofs.engines.fol.proving import shortest_counterexample
 from proofs.engines.fol.simulate import joining
+from proofs.engines.trace import Trace
 
 BASE = ENVIRONMENTS_BY_NAME["base"]
 SITES = ("tool-outputs", "interrupted-tool-outputs", "replacement")
@@ -58,6 +61,22 @@ def _failing(cell: Cell, lean: bool) -> dict[str, int]:
         if finding.verdict is Verdict.COUNTEREXAMPLE and finding.trace is not None:
             out[scenario.name] = finding.trace.depth
     return out
+
+
+def _lean_counterexample(cell: Cell) -> tuple[Scenario, Config, Trace]:
+    """The lean mix of two tool pushes and a replacement, on `cell`, and the explorer's
+    shortest run to its unintended delete."""
+    scenario = next(
+        s
+        for s in mixes(cell.sites, 3, BASE, lean=True)
+        if s.name == "mix:tool-outputs+tool-outputs+replacement:lean"
+    )
+    config = config_of(cell, scenario)
+    finding = explore(config, (Invariant.NO_UNINTENDED_DELETE,)).finding(
+        Invariant.NO_UNINTENDED_DELETE
+    )
+    assert finding.trace is not None
+    return scenario, config, finding.trace
 
 
 def test_a_replacement_after_two_tool_pushes_deletes_an_output() -> None:
@@ -87,18 +106,7 @@ def test_at_the_deleting_diff_the_request_disagrees_with_the_mirror_in_order() -
     """The counterexample breaks the lemma, not the membership diff: the replacement's
     request holds both outputs in the local context's order, the mirror in push order."""
     cell = _cell("lock5", SITES)
-    scenario = next(
-        s
-        for s in mixes(cell.sites, 3, BASE, lean=True)
-        if s.name == "mix:tool-outputs+tool-outputs+replacement:lean"
-    )
-    config = config_of(cell, scenario)
-    trace = (
-        explore(config, (Invariant.NO_UNINTENDED_DELETE,))
-        .finding(Invariant.NO_UNINTENDED_DELETE)
-        .trace
-    )
-    assert trace is not None
+    _, config, trace = _lean_counterexample(cell)
     before = trace.steps[-2].state
     last = trace.steps[-1]
     task = last.move.task
@@ -125,18 +133,7 @@ def lean_run() -> tuple[Problem, list[Structure], list[str]]:
         BASE,
         ordered=True,
     )
-    scenario = next(
-        s
-        for s in mixes(cell.sites, 3, BASE, lean=True)
-        if s.name == "mix:tool-outputs+tool-outputs+replacement:lean"
-    )
-    config = config_of(cell, scenario)
-    trace = (
-        explore(config, (Invariant.NO_UNINTENDED_DELETE,))
-        .finding(Invariant.NO_UNINTENDED_DELETE)
-        .trace
-    )
-    assert trace is not None
+    scenario, config, trace = _lean_counterexample(cell)
     states = [
         order.order_structure(structure(state, config, cell), state, config, born)
         for state, born in order.along(config, trace)
