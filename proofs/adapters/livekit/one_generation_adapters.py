@@ -78,6 +78,21 @@ class _OneGeneration(LivekitAdapter):
         pushing = tool is not None and tool.entered and not tool.returned
         return _Sender(self.tool if pushing else self.cleanup)
 
+    def _prepare(self, index: int, site: str) -> None:
+        """The cleanup's call sets up the one generation (the tool's gate, then the
+        provider's `_start_generation`); the tool call has nothing of its own."""
+        if index == self.tool:
+            return  # the cleanup's generation is this call's too
+        if index != self.cleanup:
+            super()._prepare(index, site)
+            return
+        self.gates[f"call_{self.output}"] = self.loop.create_future()
+        self._start_generation(index)
+
+    def _start_generation(self, index: int) -> None:
+        """Start the generation with the function call and the never-played message."""
+        raise NotImplementedError
+
     def call(self, task: int) -> None:
         """The cleanup's call interrupts the generation; the tool call's lets the tool
         return, after which the generation pushes its output (once its cleanup has)."""
@@ -122,13 +137,7 @@ class OneGenerationStandIn(_OneGeneration):
         self._settle_delivering()
         super()._seed_model_items()
 
-    def _prepare(self, index: int, site: str) -> None:
-        if index == self.tool:
-            return  # the cleanup's generation is this call's too
-        if index != self.cleanup:
-            super()._prepare(index, site)
-            return
-        self.gates[f"call_{self.output}"] = self.loop.create_future()
+    def _start_generation(self, index: int) -> None:
         generation = Generation()
         generation.functions.push(self._function_call())
         generation.add_message(self.config.call(index).drops[0], Stream())
@@ -148,15 +157,9 @@ class OneGenerationPlugin(_OneGeneration, PluginAdapter):
         self._roles(config)
         super().__init__(config, early=early)
 
-    def _prepare(self, index: int, site: str) -> None:
-        if index == self.tool:
-            return  # the cleanup's generation is this call's too
-        if index != self.cleanup:
-            super()._prepare(index, site)
-            return
+    def _start_generation(self, index: int) -> None:
         message = self.config.call(index).drops[0]
         self.names[message] = message
-        self.gates[f"call_{self.output}"] = self.loop.create_future()
         call = Call(f"fc_{self.output}", f"call_{self.output}", "lookup")
         text = Message(message, f"text of {message}")
         outputs = (call, text) if self.call_first else (text, call)
