@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from model import Config, Move, MoveKind
+from model import Config, Move
 from model.scenarios import SCENARIOS_BY_NAME, Scenario
+from proofs.engines.conformance.steps import parse_move
 
 #: One driven run per kind of `before-call`, and where a mutant without it leaves.
 RUNS = {
@@ -67,11 +68,7 @@ def _config(scenario: Scenario) -> Config:
 
 
 def _moves(text: str) -> list[Move]:
-    moves = []
-    for label in text.split("; "):
-        kind, task, *item = label.split()
-        moves.append(Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None))
-    return moves
+    return [parse_move(label) for label in text.split("; ")]
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,7 @@ from model.environment import BASE
 from model.invariants import check
 from model.scenarios import Scenario
 from model.variants import VARIANTS_BY_NAME
+from proofs.engines.conformance.steps import parse_move
 from proofs.engines.explore import explore
 from tests.model.local_order_cases import (
     ARTEFACT,
@@ -46,14 +47,13 @@ from tests.model.local_order_cases import (
     OLD_TRACE,
     REAL,
     REAL_TRACE,
-    parse,
 )
 
 LOCK5 = VARIANTS_BY_NAME["lock5"]
 
 
 def _moves(labels: tuple[str, ...]) -> tuple[Move, ...]:
-    return tuple(parse(label) for label in labels)
+    return tuple(parse_move(label) for label in labels)
 
 
 @frozen
@@ -91,7 +91,7 @@ def _replay(config: Config, labels: tuple[str, ...], build: Any = None) -> Run:
     steps = []
     try:
         for label in labels:
-            move = parse(label)
+            move = parse_move(label)
             if move.kind not in INTERNAL_MOVES:
                 # `before-call T` is the adapter's `born`: the tool returns then
                 session.give(move)

@@ -27,6 +27,7 @@ from model import (
     successors,
 )
 from model.shapes import OpenMessages
+from proofs.engines.conformance.steps import parse_move
 
 RECONNECTS = Environment(reconnects=True)
 #: Two drops, each brought back; under the released record a drop is two moves (the
@@ -103,11 +104,7 @@ def test_the_python_rebuild_keeps_the_tool_s_function_call(reconnect: Any) -> No
 
 
 def _moves(labels: str) -> list[Move]:
-    moves = []
-    for label in labels.split(";"):
-        kind, *rest = label.split()
-        moves.append(Move(MoveKind(kind), int(rest[0][1:]) if rest else None))
-    return moves
+    return [parse_move(label) for label in labels.split(";")]
 
 
 def test_a_push_in_the_drop_window_is_lost_and_its_create_never_sent_again(

@@ -23,9 +23,10 @@ from typing import Any
 import attrs
 import pytest
 
-from model import Config, Move, MoveKind
+from model import Config, Move
 from model.scenarios import SCENARIOS_BY_NAME
 from model.shapes import CompletionChannel
+from proofs.engines.conformance.steps import parse_move
 
 #: `pair-812-3459`'s interleaving that did not step.
 SAY_RUN = "before-call T1; call T0; server-apply T0 note1; client-apply T0 note1; call T1"
@@ -42,13 +43,7 @@ LATE_LEARN = (
 
 
 def _moves(text: str) -> list[Move]:
-    moves = []
-    for label in text.split("; "):
-        kind, *rest = label.split()
-        task = int(rest[0][1:]) if rest and rest[0].startswith("T") else None
-        item = rest[-1] if rest and not rest[-1].startswith("T") else None
-        moves.append(Move(MoveKind(kind), task, item))
-    return moves
+    return [parse_move(label) for label in text.split("; ")]
 
 
 @pytest.fixture(scope="module")

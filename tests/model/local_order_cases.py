@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from model import Move, MoveKind
 from model.scenarios import Call, Scenario
 
 #: The explorer's three-call mix (as `ackguard explore --sweep 3` names it).
@@ -100,8 +99,3 @@ INTERRUPTED_TRACE = (
     "resume T1",
     "call T2",
 )
-
-
-def parse(label: str) -> Move:
-    kind, task, *item = label.split()
-    return Move(MoveKind(kind), int(task.removeprefix("T")), item[0] if item else None)

@@ -47,6 +47,7 @@ from model.sites import (
     local_order,
 )
 from model.variants import VARIANTS_BY_NAME
+from proofs.engines.conformance.steps import parse_move
 from proofs.engines.explore import explore
 from tests.model.local_order_cases import (
     ARTEFACT,
@@ -56,7 +57,6 @@ from tests.model.local_order_cases import (
     OLD_TRACE,
     REAL,
     REAL_TRACE,
-    parse,
 )
 
 LOCK5 = VARIANTS_BY_NAME["lock5"]
@@ -67,7 +67,7 @@ def run(scenario: Scenario, labels: tuple[str, ...]) -> tuple[Config, State]:
     config = Config(LOCK5, scenario, BASE)
     state = initial_state(config)
     for label in labels:
-        state = step(state, config, parse(label))
+        state = step(state, config, parse_move(label))
     return config, state
 
 
@@ -126,15 +126,15 @@ def test_the_creation_order_is_kept_only_while_an_item_waits_to_enter() -> None:
     config, state = run(ARTEFACT, ("before-call T1",))
     assert state.born == ("tool-outputs-1",)
     # the user turn's message is created with its snapshot and waits for its push
-    state = step(state, config, parse("call T0"))
+    state = step(state, config, parse_move("call T0"))
     assert state.born == ("tool-outputs-1", "user-turn-0")
     # the message enters as its push returns; the output still waits for its call
     for label in EARLY_TRACE[2:5]:
-        state = step(state, config, parse(label))
+        state = step(state, config, parse_move(label))
     assert state.born == ("tool-outputs-1", "user-turn-0")
     assert state.local[-1] == "user-turn-0"
     # nothing waits once the call enters the output (before the message: older)
-    state = step(state, config, parse("call T1"))
+    state = step(state, config, parse_move("call T1"))
     assert state.born == ()
     assert state.local[-2:] == ("tool-outputs-1", "user-turn-0")
     # a call makes its items itself where no before-call step came first
