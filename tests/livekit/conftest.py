@@ -50,6 +50,17 @@ def livekit_version() -> str:
     return _installed()
 
 
+@pytest.fixture(scope="session")
+def release_189(livekit_version: str) -> Any:
+    """The installed release's record, for tests that name 1.8.9's lines (skipped
+    when another release is installed)."""
+    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
+
+    if livekit_version != "1.8.9":
+        pytest.skip("these runs name 1.8.9's lines")
+    return RELEASES_BY_VERSION[livekit_version]
+
+
 @pytest.fixture(autouse=True)
 def _quiet_livekit() -> Iterator[None]:
     logger = logging.getLogger("livekit")

@@ -71,15 +71,6 @@ def _moves(text: str) -> list[Move]:
     return [parse_move(label) for label in text.split("; ")]
 
 
-@pytest.fixture(scope="module")
-def release(livekit_version: str) -> Any:
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
-
-    if livekit_version != "1.8.9":
-        pytest.skip("the runs' lines are 1.8.9's")
-    return RELEASES_BY_VERSION[livekit_version]
-
-
 def _deaf(base: type[Any]) -> type[Any]:
     class Deaf(base):  # type: ignore[misc,valid-type]
         """The mutant: every item is made at its call (`before-call` does nothing)."""
@@ -92,7 +83,7 @@ def _deaf(base: type[Any]) -> type[Any]:
 
 @pytest.mark.parametrize("kind", sorted(RUNS))
 def test_each_kind_of_before_call_steps_and_a_mutant_without_it_leaves(
-    release: Any, kind: str
+    release_189: Any, kind: str
 ) -> None:
     from proofs.adapters.livekit.adapter import LivekitAdapter
     from proofs.adapters.livekit.plugin import PluginAdapter, run_plugin
@@ -111,7 +102,7 @@ def test_each_kind_of_before_call_steps_and_a_mutant_without_it_leaves(
 
 
 def test_a_started_playout_holds_the_turn_in_the_model_as_in_livekit(
-    release: Any, monkeypatch: pytest.MonkeyPatch
+    release_189: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`say()`'s playout started, then the tool-output push is called. The real push
     waits for the current speech (the say's): with the old rule (a `before-call`
@@ -136,7 +127,7 @@ def test_a_started_playout_holds_the_turn_in_the_model_as_in_livekit(
 
 
 def test_an_interrupted_output_enters_when_the_done_event_ends_its_generation(
-    release: Any, monkeypatch: pytest.MonkeyPatch
+    release_189: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every interleaving of a replacement beside interrupted tool outputs steps over
     the stand-in (3 of 12 before): the output, made before the interruption, enters
@@ -161,16 +152,16 @@ def test_an_interrupted_output_enters_when_the_done_event_ends_its_generation(
         patch.setattr(local_order.Plan, "entered", at_the_call)
         patch.setattr(local_order, "_PLANS", {})
         patch.setattr(lockstep, "_MODEL_SIDES", {})
-        old = check_scenario(release, pair, sweep=True)
+        old = check_scenario(release_189, pair, sweep=True)
     assert old["stepped_with_model"] < old["sequences"]
     monkeypatch.setattr(local_order, "_PLANS", {})
     monkeypatch.setattr(lockstep, "_MODEL_SIDES", {})
-    row = check_scenario(release, pair, sweep=True)
+    row = check_scenario(release_189, pair, sweep=True)
     assert row["matches"] is True and row["not_driven"] == 0
     assert row["stepped_with_model"] == row["sequences"] == 24
 
 
-def test_an_interrupted_tool_that_returned_in_the_set_up_leaves_the_model(release: Any) -> None:
+def test_an_interrupted_tool_that_returned_in_the_set_up_leaves_the_model(release_189: Any) -> None:
     """The adapter's old start (the interrupted generation's tool returned in the
     set-up, its output older than every scenario item) leaves the model once a
     replacement's item is made before the interruption; the tool returning at the

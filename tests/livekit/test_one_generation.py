@@ -31,16 +31,8 @@ def _configs() -> tuple[Any, Any]:
     return readings[0], readings[1]
 
 
-def _release(version: str) -> Any:
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
-
-    if version != "1.8.9":
-        pytest.skip("the pushes' lines are 1.8.9's")
-    return RELEASES_BY_VERSION[version]
-
-
 def test_the_row_over_the_plugin_has_the_loss_of_the_one_generation(
-    livekit_version: str,
+    release_189: Any,
 ) -> None:
     """The row's verdict is both readings': the model's one-generation counterexample
     is replayed over the real plugin, which loses `out1` as the model does, from the
@@ -50,7 +42,7 @@ def test_the_row_over_the_plugin_has_the_loss_of_the_one_generation(
     from proofs.adapters.livekit.check import check_scenario
 
     row = check_scenario(
-        _release(livekit_version),
+        release_189,
         CASE,
         options=("timeouts",),
         provider="plugin",
@@ -67,7 +59,7 @@ def test_the_row_over_the_plugin_has_the_loss_of_the_one_generation(
     assert {4758, 4808} <= set(row["push_lines"])
 
 
-def test_the_row_over_the_stand_in_sweeps_both_readings(livekit_version: str) -> None:
+def test_the_row_over_the_stand_in_sweeps_both_readings(release_189: Any) -> None:
     """Every run of both readings is driven or left out by name: the one-generation
     reading's 35 and the two-generation reading's 9 step with the model; the 18 runs
     of the latter whose later generation is called behind the earlier one's traffic
@@ -75,7 +67,7 @@ def test_the_row_over_the_stand_in_sweeps_both_readings(livekit_version: str) ->
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.drivable import BEHIND
 
-    row = check_scenario(_release(livekit_version), CASE, options=("timeouts",), provider="standin")
+    row = check_scenario(release_189, CASE, options=("timeouts",), provider="standin")
     by_reading: dict[str, int] = {}
     for run in row["sweep"]:
         by_reading[run["reading"]] = by_reading.get(run["reading"], 0) + 1
@@ -87,7 +79,7 @@ def test_the_row_over_the_stand_in_sweeps_both_readings(livekit_version: str) ->
 
 
 def test_a_run_behind_the_earlier_generation_is_left_out_and_leaves_the_model(
-    livekit_version: str,
+    release_189: Any,
 ) -> None:
     """`undrivable` names the two-generation runs whose later call comes while the
     earlier push's delete is in flight, and only those; driving one anyway over the
@@ -99,7 +91,6 @@ def test_a_run_behind_the_earlier_generation_is_left_out_and_leaves_the_model(
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.engines.conformance.follow import sequences
 
-    _release(livekit_version)
     two, one = _configs()
     driven, left = drivable_sequences(two)
     assert len(driven) == 9 and left == {BEHIND: 18}
@@ -115,7 +106,7 @@ def test_a_run_behind_the_earlier_generation_is_left_out_and_leaves_the_model(
 
 
 def test_the_set_up_needs_the_message_read_before_the_tool_starts(
-    livekit_version: str,
+    release_189: Any,
 ) -> None:
     """Written one event at a time, the tool starts (its function call becomes the
     local context's last item) before the message's "added" event is read, and the
@@ -125,7 +116,6 @@ def test_the_set_up_needs_the_message_read_before_the_tool_starts(
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.errors import SetupError
 
-    _release(livekit_version)
     _, one = _configs()
 
     class OneAtATime(OneGenerationPlugin):
@@ -137,7 +127,7 @@ def test_the_set_up_needs_the_message_read_before_the_tool_starts(
 
 
 def test_with_the_message_first_the_model_anchors_the_output_wrongly(
-    livekit_version: str,
+    release_189: Any,
 ) -> None:
     """A fact the model does not have: where the response's message comes before its
     function call, the real output's create names the function call, still on the
@@ -149,7 +139,6 @@ def test_with_the_message_first_the_model_anchors_the_output_wrongly(
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.engines.explore import explore
 
-    _release(livekit_version)
     _, one = _configs()
     (finding,) = [f for f in explore(one).findings if f.trace is not None]
     assert finding.trace is not None

@@ -46,15 +46,6 @@ def _moves(text: str) -> list[Move]:
     return [parse_move(label) for label in text.split("; ")]
 
 
-@pytest.fixture(scope="module")
-def release(livekit_version: str) -> Any:
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
-
-    if livekit_version != "1.8.9":
-        pytest.skip("the pair's lines are 1.8.9's")
-    return RELEASES_BY_VERSION[livekit_version]
-
-
 def _say_config(inserts: bool = True) -> Config:
     """The release's model of the pair, its say's request inserted or appended."""
     from model.sites import COPY_INSERTS
@@ -74,7 +65,7 @@ def _learn_config(channel: CompletionChannel) -> Config:
     return attrs.evolve(config, shape=attrs.evolve(config.shape, completion_channel=channel))
 
 
-def test_the_say_push_steps_and_an_appended_request_leaves_the_model(release: Any) -> None:
+def test_the_say_push_steps_and_an_appended_request_leaves_the_model(release_189: Any) -> None:
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.adapters.livekit.replay import run
 
@@ -90,7 +81,7 @@ def test_the_say_push_steps_and_an_appended_request_leaves_the_model(release: An
         )
 
 
-def test_learn_behind_the_events_in_flight_steps_over_the_plugin(release: Any) -> None:
+def test_learn_behind_the_events_in_flight_steps_over_the_plugin(release_189: Any) -> None:
     from proofs.adapters.livekit.plugin import run_plugin
     from proofs.adapters.livekit.replay import run
 
@@ -105,19 +96,19 @@ def test_learn_behind_the_events_in_flight_steps_over_the_plugin(release: Any) -
 
 
 @pytest.mark.parametrize("provider", ["standin", "plugin"])
-def test_every_interleaving_of_the_server_item_row_steps(release: Any, provider: str) -> None:
+def test_every_interleaving_of_the_server_item_row_steps(release_189: Any, provider: str) -> None:
     """The row's sweep with the release's own model, whose shape has
     `completion_channel = events` (`proofs.adapters.livekit.check.release_shape`)."""
     from proofs.adapters.livekit import check
 
-    assert check.release_shape(release.variant).completion_channel is CompletionChannel.EVENTS
+    assert check.release_shape(release_189.variant).completion_channel is CompletionChannel.EVENTS
     scenario = SCENARIOS_BY_NAME["server-item-during-replacement"]
-    row = check.check_scenario(release, scenario, sweep=True, provider=provider)
+    row = check.check_scenario(release_189, scenario, sweep=True, provider=provider)
     assert row["matches"] is True and row["lost"] == ["call1"]
     assert row["stepped_with_model"] == row["sequences"] == 5
 
 
-def test_the_plugins_mirror_stamps_arrivals_which_the_model_leaves_out(release: Any) -> None:
+def test_the_plugins_mirror_stamps_arrivals_which_the_model_leaves_out(release_189: Any) -> None:
     """What is still left out (docs/model.md, "Still left out"): the playout starts
     after the replacement's call and before `note1` is acknowledged. The model has no
     such run (it makes the message at the say's call, where nothing else can be made
