@@ -41,8 +41,6 @@ BEHIND = (
     "or answers in flight: its reply is behind them on the one socket"
 )
 
-_POSITIONAL = frozenset({MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY})
-
 
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     """Why the real code cannot take `moves`, or None (the module's docstring)."""
@@ -84,10 +82,5 @@ def settled(side: ModelSide, state: State) -> set[State]:
 def given(side: ModelSide, state: State, move: Move) -> set[State]:
     """The settled states after the stimulus `move` (by position, for a delivery, as
     the harness gives it); none where the model does not allow it."""
-    stimuli = side.stimuli(state)
-    if move not in stimuli:
-        same = [m for m in stimuli if m.kind is move.kind]
-        if move.kind not in _POSITIONAL or not same:
-            return set()
-        move = same[0]
-    return settled(side, side.after(state, move))
+    stimulus = side.stimulus(state, move)
+    return set() if stimulus is None else settled(side, side.after(state, stimulus))

@@ -129,21 +129,11 @@ class Follow(Generic[A]):
         self._compare(expected, move.label())
 
     def _model_move(self, move: Move) -> Move | None:
-        """The move the model of this variant makes for a stimulus of another's trace.
-
-        Deliveries are positional (the next op, the next event), so their item
-        label may differ between variants; every other stimulus must match.
-        """
+        """The move the model of this variant makes for a stimulus of another's trace
+        (`ModelSide.stimulus`: deliveries by position, every other stimulus exactly)."""
         if self.state is None:
             return None
-        for candidate in self.side.stimuli(self.state):
-            if candidate == move:
-                return candidate
-        if move.kind in (MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY):
-            for candidate in self.side.stimuli(self.state):
-                if candidate.kind is move.kind:
-                    return candidate
-        return None
+        return self.side.stimulus(self.state, move)
 
     def drain(self, in_flight: Callable[[], tuple[bool, bool]]) -> None:
         """Deliver everything in flight, in order, until the conversation is at rest.

@@ -105,6 +105,10 @@ class FoundViolation:
 # -- the model side, memoised per config ---------------------------------------------
 
 
+#: Deliveries, given by position: the next op, the next event (`ModelSide.stimulus`).
+_POSITIONAL = frozenset({MoveKind.SERVER_APPLY, MoveKind.SERVER_REJECT, MoveKind.CLIENT_APPLY})
+
+
 class ModelSide:
     """The model's moves from a state, with the internal-move closures the harness needs.
 
@@ -138,6 +142,20 @@ class ModelSide:
 
     def internal(self, state: State) -> list[Move]:
         return [move for move, _ in self.successors(state) if move.kind in INTERNAL_MOVES]
+
+    def stimulus(self, state: State, move: Move) -> Move | None:
+        """The stimulus the model makes in `state` for `move` of some trace, or None.
+
+        Deliveries are positional (the next op, the next event), so their item label
+        may differ between models of one run (another variant's trace, the harness's
+        unlabelled drain): the first delivery of that kind stands for it; every other
+        stimulus must match exactly."""
+        stimuli = self.stimuli(state)
+        if move in stimuli:
+            return move
+        if move.kind in _POSITIONAL:
+            return next((m for m in stimuli if m.kind is move.kind), None)
+        return None
 
     def after(self, state: State, move: Move) -> State:
         for candidate, successor in self.successors(state):
