@@ -4,9 +4,10 @@ This is the top room: it parses arguments, calls the engines through the
 adapters, prints what the report room renders, and maps `proofs.errors` to exit
 statuses in one place (`main`).
 
-Importing the commands takes a moment (z3, Hypothesis); a Ctrl-C then would
-print a traceback from inside some import, so while they load, Ctrl-C exits
-with status 130 and one line, as it does once a command runs.
+A Ctrl-C during an import would print a traceback from inside it, so while
+`main` is imported here, and while `main` imports the one command it runs (z3,
+Hypothesis: `proofs.cli.main.COMMANDS`), Ctrl-C exits with status 130 and one
+line, as it does once a command runs.
 """
 
 import signal as _signal
