@@ -17,6 +17,7 @@ import attrs
 import pytest
 
 from model import (
+    SCENARIOS_BY_NAME,
     SHAPES_BY_NAME,
     SITES,
     VARIANTS_BY_NAME,
@@ -35,11 +36,14 @@ from model import (
 )
 from model.shapes import (
     DropWindow,
+    LocalTail,
     OnReconnect,
     ReconnectMirror,
+    RemoteItemAdded,
     SessionLock,
     WhileDisconnected,
 )
+from model.sites import with_hidden_calls
 from model.state import REBUILD
 from proofs.engines.explore_readable import explore_readable
 from proofs.engines.sweep import scenario, shapes
@@ -131,3 +135,33 @@ def test_a_mirror_diff_rebuild_answer_settles_whoever_waits_for_the_item() -> No
     assert len(state.tasks) == 2
     assert (OpKind.CREATE, output) not in state.tasks[1].pending
     assert not state.tasks[1].stalled
+
+
+def test_a_rebuilt_tool_output_is_read_as_its_own_push_s_by_the_placeholder_handler() -> None:
+    """The release's handler of announced items (`appended-after-last`) gives a call's
+    own item after a hidden item its real anchor: a tool output follows its function
+    call in the replayed mirror too. A replacement that trimmed the output runs last;
+    the rebuild's announcement of the output puts it back locally, as its anchor, the
+    function call, is the real local context's last item. Read as the last task's
+    (the replacement's), the output was left out."""
+    shape = attrs.evolve(
+        SHAPES_BY_NAME["openai-reconnect"],
+        remote_item_added=RemoteItemAdded.APPENDED_AFTER_LAST,
+        local_tail=LocalTail.LOCAL_ONLY,
+    )
+    config = Config(
+        VARIANTS_BY_NAME["lock5"],
+        SCENARIOS_BY_NAME["trim-tool-output"],
+        RECONNECTS,
+        with_hidden_calls(SITES),
+        shape=shape,
+    )
+    labels = "call T0;server-apply T0 out1;client-apply T0 out1;call T1"
+    state = _run(config, [*labels.split(";"), "disconnect", "disconnect", "connect"])
+    assert state.local == ("msg0",) and [(e.item, e.task) for e in state.to_client] == [
+        ("msg0", REBUILD),
+        ("out1", REBUILD),
+    ]
+    for item in ("msg0", "out1"):
+        state = step(state, config, Move(MoveKind.CLIENT_APPLY, None, item))
+    assert state.local == ("msg0", "out1")
