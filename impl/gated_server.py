@@ -43,8 +43,10 @@ import itertools
 import json
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import websockets.version
 from attrs import field, frozen
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -135,6 +137,30 @@ class _Open:
     outputs: list[Output] = field(factory=list)
 
 
+#: The websockets majors `one_write` is tested on (`pyproject.toml` bounds the
+#: dependency to them).
+WEBSOCKETS_TESTED = "15, 16 and 17"
+
+
+def one_write(
+    ws: ServerConnection,
+) -> tuple[Callable[[], AbstractAsyncContextManager[None]], Callable[[bytes], None]]:
+    """The connection's own path for one message, which `deliver_together` takes for
+    several: `send_context()` writes on exit everything its Sans-I/O protocol's
+    `send_text` queued inside. websockets has no public call that writes several
+    messages at once (`send` writes and drains each), so this reads two attributes
+    its documentation does not promise, and says so plainly when they are gone."""
+    send_context = getattr(ws, "send_context", None)
+    send_text = getattr(getattr(ws, "protocol", None), "send_text", None)
+    if not (callable(send_context) and callable(send_text)):
+        raise RuntimeError(
+            f"websockets {websockets.version.version} has no send_context() or "
+            "protocol.send_text on its server connection; deliver_together writes "
+            f"through them and is tested on websockets {WEBSOCKETS_TESTED} (docs/livekit.md)"
+        )
+    return send_context, send_text
+
+
 class GatedConnection(_Connection):
     """One connection's conversation and both FIFOs; the harness moves everything."""
 
@@ -211,12 +237,14 @@ class GatedConnection(_Connection):
         with no turn of its own loop between them."""
         if not 0 < count <= len(self.to_client):
             raise ValueError(f"{count} events asked for, {len(self.to_client)} waiting")
+        send_context, send_text = one_write(self.ws)
         events = [self.to_client.popleft() for _ in range(count)]
-        async with self.ws.send_context():
-            for event in events:
+        frames = [json.dumps(event).encode() for event in events]
+        async with send_context():
+            for event, frame in zip(events, frames, strict=True):
                 if event.get("type") in ("conversation.item.added", "conversation.item.created"):
                     self.acked.add(str(event["item"]["id"]))
-                self.ws.protocol.send_text(json.dumps(event).encode())
+                send_text(frame)
         self.conversation.written += count
         self.written_log.extend(events)
         return events

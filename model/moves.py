@@ -971,7 +971,7 @@ def _anchor_is_last(state: State, config: Config, event: Event) -> bool:
     is a start item, or there is none, so only an item with no anchor matches then."""
     local = state.local
     last = local[-1] if local else None
-    task = event.task
+    task = _adder(config, event)
     if (
         task is not None
         and config.site(task).after_hidden_call
@@ -984,6 +984,18 @@ def _anchor_is_last(state: State, config: Config, event: Event) -> bool:
         last is None or last in config.scenario.initial_local
     )
     return event.after == last and not hidden
+
+
+def _adder(config: Config, event: Event) -> int | None:
+    """The task whose call adds the announced item, for `_anchor_is_last`: the sender;
+    for a rebuild's announcement, the call whose new items hold it (the replay sends
+    the mirror in order, where a tool output still follows its function call)."""
+    if event.task != REBUILD:
+        return event.task
+    for index, call in enumerate(config.scenario.calls):
+        if event.item in call.adds:
+            return index
+    return None
 
 
 def _client_apply(state: State, config: Config) -> State:
@@ -1040,6 +1052,10 @@ def _client_apply(state: State, config: Config) -> State:
         else task
         for index, task in enumerate(state.tasks)
     )
+    if event.task == REBUILD:
+        # the rebuild's answer settles above what a mirror-diff push waits for by
+        # (kind, item); it answers no push's own op, so no push is its waiter
+        return evolve(state, tasks=tasks)
     waiter = tasks[event.task]
     if waiter.pc is Pc.WAIT_ACKS and key in waiter.pending:
         # the answer to this push's own op has reached the session, and it waits on

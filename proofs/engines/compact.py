@@ -1085,8 +1085,10 @@ class CompactModel:
         for index, t in enumerate(tasks):
             if t[0] == WAIT_ACKS and t[4] & key and (not own_only or index == task):
                 tasks[index] = (t[0], t[1], t[2], t[3], t[4] & ~key)
-        # the readable model looks the rebuild's waiter up as `tasks[REBUILD]`, the last
-        waiter = tasks[REBUILD if task == REBUILDER else task]
+        if task == REBUILDER:
+            # the rebuild's answer is no push's own op: no waiter, no op outstanding
+            return
+        waiter = tasks[task]
         if waiter[0] == WAIT_ACKS and waiter[4] & key:
             w.bad |= STALLED
         outstanding = w.outstanding

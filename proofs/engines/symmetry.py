@@ -83,15 +83,13 @@ def groups(model: CompactModel) -> tuple[tuple[int, ...], ...]:
 
 
 def renamable(model: CompactModel) -> bool:
-    """Whether renaming tasks maps runs to runs at all. Two reconnects read tasks by
+    """Whether renaming tasks maps runs to runs at all. One reconnect reads tasks by
     index: one that sends again every waiting push's ops sends them in task order
-    (`ReconnectResends.AWAITED`), and the readable model gives a three-way rebuild's
-    answers to the last task as their waiter (`tasks[REBUILD]`, `model.moves`)."""
+    (`ReconnectResends.AWAITED`). A rebuild's answers name no task (`model.moves`),
+    so an emptied rebuild keeps symmetry."""
     if not model.reconnects:
         return True
-    if model.resends is ReconnectResends.AWAITED:
-        return False
-    return not (model.three_way and model.emptied)
+    return model.resends is not ReconnectResends.AWAITED
 
 
 class Symmetry:

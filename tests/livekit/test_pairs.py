@@ -34,17 +34,13 @@ def test_every_pair_of_audited_places_is_a_scenario(
 
 
 def test_an_audited_pair_over_the_plugin_loses_what_the_model_says(
-    livekit_version: str, paths: list[dict[str, Any]]
+    release_189: Any, paths: list[dict[str, Any]]
 ) -> None:
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import audited_pairs
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
 
-    if livekit_version != "1.8.9":
-        pytest.skip("the pair's lines are 1.8.9's")
-    release = RELEASES_BY_VERSION[livekit_version]
-    (pair,) = [s for s in audited_pairs(release, paths) if s.name == "pair-812-3459"]
-    row = check_scenario(release, pair, sweep=False, provider="plugin")
+    (pair,) = [s for s in audited_pairs(release_189, paths) if s.name == "pair-812-3459"]
+    row = check_scenario(release_189, pair, sweep=False, provider="plugin")
     assert row["matches"] is True and row["lost"] == ["note1"]  # say() beside a replacement
 
 
@@ -92,19 +88,16 @@ def test_a_cleanup_beside_a_tool_push_starts_with_the_placeholder(
 
 @pytest.mark.parametrize("provider", ["standin", "plugin"])
 def test_a_cleanup_beside_a_tool_push_is_driven_and_matches(
-    livekit_version: str, provider: str
+    release_189: Any, provider: str
 ) -> None:
     """Refused before: the adapter now starts it as the release does (over the plugin
     the message is made by the cleanup's generation and placed by the handler), and
     the real code keeps `asst1` on the server as the release model says."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import pair_scenario
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
 
-    if livekit_version != "1.8.9":
-        pytest.skip("the pair's lines are 1.8.9's")
     pair = pair_scenario("cleanup", "tool-outputs", (4758, 4922))
-    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    row = check_scenario(release_189, pair, provider=provider)
     assert row.get("unsupported") is None and row["matches"] is True
     assert row["real_items"] == {"removed-at-rest": ["asst1"]}
     assert row["stepped_with_model"] == row["sequences"] >= 1
@@ -139,7 +132,7 @@ def test_a_second_interrupted_generation_waits_behind_the_first_push() -> None:
 
 @pytest.mark.parametrize("provider", ["standin", "plugin"])
 def test_two_interrupted_tool_outputs_push_as_the_model_says(
-    livekit_version: str, provider: str
+    release_189: Any, provider: str
 ) -> None:
     """Did not match over the plugin before (8 of 10 interleavings: the model's second
     call pushed where the real second reply, behind the first push, had not run); now
@@ -149,15 +142,12 @@ def test_two_interrupted_tool_outputs_push_as_the_model_says(
     more step. A generation whose tool has returned is the current speech, so the
     other one cannot be interrupted first: the sweep left those two runs out until
     the model had the rule (`model.moves.speech_held`); now the model has no such
-    run, and none is left out."""
+    run, and none is left out. 1.8.8's run of the pair: tests/livekit/test_plugin_188.py."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import pair_scenario
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
 
-    if livekit_version != "1.8.9":
-        pytest.skip("the pair's lines are 1.8.9's (1.8.8's: tests/livekit/test_plugin_188.py)")
     pair = pair_scenario("interrupted-tool-outputs", "interrupted-tool-outputs", (4808, 4808))
-    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    row = check_scenario(release_189, pair, provider=provider)
     assert row["matches"] is True and row["calls_ran_as_model"] is True
     assert row["real_broken"] == [] and row["push_lines"] == [4808]
     assert row["stepped_with_model"] == row["sequences"] == 4
@@ -194,18 +184,15 @@ def test_two_cleanups_start_with_one_message_and_make_the_other_at_the_call() ->
 
 
 @pytest.mark.parametrize("provider", ["standin", "plugin"])
-def test_two_cleanups_are_driven_and_match(livekit_version: str, provider: str) -> None:
+def test_two_cleanups_are_driven_and_match(release_189: Any, provider: str) -> None:
     """Refused over the plugin before (both messages on the server at the start); the
     plugin's adapter now defers the second cleanup's generation to its call, the
     stand-in makes its message there too, and every interleaving steps with the model."""
     from proofs.adapters.livekit.check import check_scenario
     from proofs.adapters.livekit.pairs import pair_scenario
-    from proofs.adapters.livekit.releases import RELEASES_BY_VERSION
 
-    if livekit_version != "1.8.9":
-        pytest.skip("the pair's lines are 1.8.9's")
     pair = pair_scenario("cleanup", "cleanup", (4758, 4758))
-    row = check_scenario(RELEASES_BY_VERSION[livekit_version], pair, provider=provider)
+    row = check_scenario(release_189, pair, provider=provider)
     assert row.get("unsupported") is None and row["matches"] is True
     assert row["real_broken"] == [] and row["push_lines"] == [4758]
     assert row["stepped_with_model"] == row["sequences"] == 1

@@ -24,7 +24,7 @@ The sweeps, the replayed counterexamples and the Hypothesis draws ask
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from attrs import evolve
 
@@ -43,7 +43,12 @@ BEHIND = (
 
 
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
-    """Why the real code cannot take `moves`, or None (the module's docstring)."""
+    """Why the real code cannot take `moves`, or None (the module's docstring).
+
+    A Hypothesis draw asks about the run so far and one move more, every step: the
+    settled states after each run asked about are kept (`_Runs`), so an answer is
+    one step from the run one move shorter, not a replay of the whole run."""
+    moves = tuple(moves)
     generations = [
         index
         for index, call in enumerate(config.scenario.calls)
@@ -51,20 +56,63 @@ def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     ]
     if len(generations) < 2:
         return None
-    calls = tuple(evolve(call, behind_earlier_push=True) for call in config.scenario.calls)
-    behind = evolve(config, scenario=evolve(config.scenario, calls=calls))
-    side = model_side(config)
-    states = settled(side, initial_state(config))
-    for move in moves:
+    runs = _Runs.of(config, generations)
+    after = runs.after(moves)
+    return after if isinstance(after, str) else None
+
+
+#: The settled states a run may be in, or the reason it is left out (`BEHIND`).
+_After = frozenset[State] | str
+
+
+class _Runs:
+    """What `undrivable` knows of one config's runs: the settled states after each
+    run asked about, by its moves. One config at a time (the last one asked about,
+    by identity), and at most `LIMIT` runs, so that it stays small."""
+
+    LIMIT = 4096
+    _last: _Runs | None = None
+
+    def __init__(self, config: Config, generations: list[int]) -> None:
+        calls = tuple(evolve(call, behind_earlier_push=True) for call in config.scenario.calls)
+        self.config = config
+        self.generations = generations
+        self.behind = evolve(config, scenario=evolve(config.scenario, calls=calls))
+        self.side = model_side(config)
+        self.known: dict[tuple[Move, ...], _After] = {
+            (): frozenset(settled(self.side, initial_state(config)))
+        }
+
+    @classmethod
+    def of(cls, config: Config, generations: list[int]) -> _Runs:
+        last = cls._last
+        if last is None or last.config is not config or len(last.known) > cls.LIMIT:
+            last = cls._last = cls(config, generations)
+        return last
+
+    def after(self, moves: tuple[Move, ...]) -> _After:
+        """The settled states after `moves`, from the longest run already known."""
+        start = len(moves)
+        while moves[:start] not in self.known:
+            start -= 1
+        now = self.known[moves[:start]]
+        for end in range(start, len(moves)):
+            if isinstance(now, frozenset):
+                now = self._step(now, moves[end])
+            self.known[moves[: end + 1]] = now
+        return now
+
+    def _step(self, states: frozenset[State], move: Move) -> _After:
         if move.kind in INTERNAL_MOVES:
-            continue
-        if _called_behind(move, generations, behind, states):
+            return states
+        if _called_behind(move, self.generations, self.behind, states):
             return BEHIND
-        states = {end for state in states for end in given(side, state, move)}
-    return None
+        return frozenset(end for state in states for end in given(self.side, state, move))
 
 
-def _called_behind(move: Move, generations: list[int], behind: Config, states: set[State]) -> bool:
+def _called_behind(
+    move: Move, generations: list[int], behind: Config, states: Collection[State]
+) -> bool:
     """Whether `move` calls one of `generations` while, in some state the run may be
     in, an earlier one's traffic is in flight (`behind_earlier_push` under `behind`,
     the config with every call marked so)."""
