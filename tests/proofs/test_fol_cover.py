@@ -1,0 +1,106 @@
+"""One certificate for every column: `fol.cover` checks on the formulas that a column's
+first-order system is the widest cell's with fewer actions and the model's relations
+empty, refuses where an option changes a shared action, and a refused column falls
+back to its own certificate instead of passing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from model import ENVIRONMENTS_BY_NAME, SITES, VARIANTS_BY_NAME
+from proofs.engines.fol import PROVED, SAFETY, UNKNOWN, Cell, Problem, fixed_conjuncts
+from proofs.engines.fol import certificate as certificates
+from proofs.engines.fol.certificate import committed, dumps, key
+from proofs.engines.fol.cover import _empty, containments, extras, prove_covered, widest
+from proofs.engines.fol.proving import check_each
+from proofs.engines.fol.queries import InitQueries, all_queries
+from proofs.engines.fol.system import unbounded_sorts
+
+#: three-way's columns of invariant 1 with distinct first-order systems (reconnects and
+#: stale-anchors are inert there, so their cells are base's).
+COLUMNS = ("base", "stale-copies", "server-items", "timeouts", "rejections", "all")
+WITHOUT_ITEMS = ("pool", "created", "learned", "evm")
+
+
+def _cell(environment: str, mutant: str | None = None) -> Cell:
+    return Cell(VARIANTS_BY_NAME["three-way"], SITES, ENVIRONMENTS_BY_NAME[environment], mutant)
+
+
+def test_every_three_way_column_is_contained_in_the_widest_cell() -> None:
+    """Each option only adds actions (stale-copies' call from idle included), so every
+    column is the `all` cell's system with actions removed; those without the model's
+    items lack exactly its four relations, which the check takes as empty."""
+    cells = [_cell(name) for name in COLUMNS]
+    wide = widest(cells[0])
+    assert key(wide) == key(_cell("all"))
+    assert containments(cells, wide) == [""] * len(cells)
+    assert extras(_cell("timeouts"), wide) == WITHOUT_ITEMS
+    assert extras(_cell("server-items"), wide) == ()
+
+
+def test_an_option_that_changes_a_shared_action_is_refused() -> None:
+    """`copy-first`: under stale-copies a caller-copy call must follow a copy, so the
+    option changes `call` instead of adding an action. A column without stale-copies then
+    has a call the wider cell does not have, and the check says which; a column with it
+    has the same call and stays contained."""
+    base, stale = _cell("base", "copy-first"), _cell("stale-copies", "copy-first")
+    wide = widest(base)
+    refused, kept = containments([base, stale], wide)
+    assert refused == "call replacement has another guard in the wider cell"
+    assert kept == ""
+    # the sound cells differ from the mutant's in the same call, and only there
+    assert containments([_cell("base")], wide) == ["the cells differ in mutant"]
+
+
+def test_a_refused_column_falls_back_to_its_own_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the mutant, the `all` certificate (committed under the mutant's key) covers
+    nothing the mutant's base column has: the column is not proved from it. It falls back
+    to its own certificate, which here is the fixed structure and safety alone, and that
+    check breaks: `unknown`, naming both, never `proved`."""
+    column, wide = _cell("base", "copy-first"), widest(_cell("base", "copy-first"))
+    found = committed(_cell("all"))
+    assert found is not None
+    (tmp_path / key(wide)).write_text(dumps(found))
+    (tmp_path / key(column)).write_text(dumps([*fixed_conjuncts(column), SAFETY]))
+    monkeypatch.setattr(certificates, "DIRECTORY", tmp_path)
+    (outcome,) = prove_covered([column])
+    assert outcome.status == UNKNOWN and outcome.cover == ""
+    assert f"the committed certificate {key(column)} no longer checks" in outcome.reason
+    assert f"{key(wide)} does not cover it: call replacement has another guard" in outcome.reason
+
+
+def test_the_widest_check_asks_enabledness_in_the_states_of_the_narrower_columns() -> None:
+    """Enabledness for a column without the model's items is asked with those relations
+    empty: a state found there is one of the column's. Exactly the three actions of the
+    model's items need them; every other action runs in such a state."""
+    problem = Problem(_cell("all"), unbounded_sorts())
+    invariant = committed(_cell("all"))
+    assert invariant is not None
+    result = check_each(
+        problem,
+        list(invariant),
+        InitQueries(problem, 60_000),
+        all_queries(problem, 60_000),
+        where=_empty(problem, WITHOUT_ITEMS),
+    )
+    assert result.breaks is None and result.disabled == ()
+    assert set(result.disabled_where) == {
+        "model creates an item",
+        "client applies the model's item",
+        "local context learns an item",
+    }
+
+
+def test_a_covered_column_says_whose_check_proved_it() -> None:
+    """One check for two columns: both proved, the narrower one naming the certificate
+    and why it covers it, the widest one its own."""
+    base, every = prove_covered([_cell("base"), _cell("all")])
+    assert base.status == every.status == PROVED
+    assert base.certificate == every.certificate == key(_cell("all"))
+    assert base.checked_on == "all" and every.cover == ""
+    assert base.cover.startswith(f"proved by the check of certificate {key(_cell('all'))}")
+    assert "pool, created, learned, evm empty" in base.cover
