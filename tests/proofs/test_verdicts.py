@@ -369,6 +369,7 @@ def test_a_column_that_takes_another_columns_check_says_whose() -> None:
         "certificate": "three-way--x--base.json",
         "checked_on": "base",
         "seconds": 2.0,
+        "cover": None,
     }
     lines = table_lines([base, reconnects])
     assert any(
