@@ -6,11 +6,12 @@ back to its own certificate instead of passing."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from model import ENVIRONMENTS_BY_NAME, SITES, VARIANTS_BY_NAME
-from proofs.engines.fol import SAFETY, UNKNOWN, Cell, FiniteSorts, Problem, fixed_conjuncts
+from proofs.engines.fol import SAFETY, UNKNOWN, Cell, FiniteSorts, Problem, actions, fixed_conjuncts
 from proofs.engines.fol import certificate as certificates
 from proofs.engines.fol.certificate import committed, dumps, key
 from proofs.engines.fol.cover import (
@@ -58,6 +59,25 @@ def test_an_option_that_changes_a_shared_action_is_refused() -> None:
     assert kept == ""
     # the sound cells differ from the mutant's in the same call, and only there
     assert containments([_cell("base")], wide) == ["the cells differ in mutant"]
+
+
+def test_an_option_that_changes_an_environment_action_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fake twist of timeouts: with the option on, the client applies an added event
+    only when some task is idle. The rejections column, without timeouts, then has an
+    event action the wider cell does not have, and is refused by name."""
+    original = actions._client_apply
+
+    def twisted(cell: Cell, sorts: Any, kind: str, run: Any, p: dict[str, Any]) -> Any:
+        out = original(cell, sorts, kind, run, p)
+        if cell.environment.timeouts:
+            out.require(run["idle"](p["t"]))
+        return out
+
+    monkeypatch.setattr(actions, "_client_apply", twisted)
+    (refused,) = containments([_cell("rejections")], widest(_cell("base")))
+    assert refused == "client applies an added event has another guard in the wider cell"
 
 
 def test_a_refused_column_falls_back_to_its_own_certificate(
