@@ -97,6 +97,12 @@ def test_a_refused_column_falls_back_to_its_own_certificate(
     assert outcome.status == UNKNOWN and outcome.cover == ""
     assert f"the committed certificate {key(column)} no longer checks" in outcome.reason
     assert f"{key(wide)} does not cover it: call replacement has another guard" in outcome.reason
+    assert outcome.certificate == key(column)  # the claim that failed: `verify` flags it
+    # with no certificate of its own, the claim that failed is the widest one's
+    (tmp_path / key(column)).unlink()
+    (outcome,) = prove_covered([column])
+    assert outcome.status == UNKNOWN and outcome.certificate == key(wide)
+    assert outcome.reason.startswith(f"no certificate: {key(column)} is not committed; ")
 
 
 def test_the_widest_check_asks_enabledness_in_the_states_of_the_narrower_columns() -> None:

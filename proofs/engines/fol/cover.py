@@ -304,7 +304,10 @@ def prove_covered(cells: Sequence[Cell], timeout_ms: int = 60_000) -> tuple[Outc
     """Invariant 1 for each cell from one check: the certificate of the widest cell
     (`widest`) proves every cell whose system it contains (`contained`), checked once;
     any other cell, or all when that check fails, falls back to its own committed
-    certificate (`proving.own_certificate`), or is `unknown` saying why."""
+    certificate (`proving.own_certificate`), or is `unknown` saying why, naming as its
+    `certificate` the one whose claim failed (its own, or else the widest one's), so the
+    default `verify` flags it as a stale certificate rather than quietly keeping the
+    bounded proof."""
     from proofs.engines.fol.certificate import committed, key
 
     if not cells:
@@ -340,7 +343,12 @@ def prove_covered(cells: Sequence[Cell], timeout_ms: int = 60_000) -> tuple[Outc
         if n in why:
             own = own_certificate(cell, timeout_ms)
             if own.status != PROVED:
-                own = attrs.evolve(own, status=UNKNOWN, reason=f"{own.reason}; {why[n]}")
+                # the certificate whose claim failed: its own, or else the widest one,
+                # which the repository relies on for this column (`verify` flags either)
+                claimed = own.certificate or (key(cover) if invariant is not None else "")
+                own = attrs.evolve(
+                    own, status=UNKNOWN, reason=f"{own.reason}; {why[n]}", certificate=claimed
+                )
             out.append(own)
             continue
         assert result is not None and invariant is not None

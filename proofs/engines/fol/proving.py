@@ -378,6 +378,7 @@ def own_certificate(cell: Cell, timeout_ms: int) -> Outcome:
         cti=cti,
         seconds={"certificate": time.perf_counter() - started},
         reason=why,
+        certificate=key(cell),
     )
 
 
