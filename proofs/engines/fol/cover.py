@@ -65,10 +65,10 @@ def contained(column: Cell, wider: Cell) -> str:
     return containments([column], wider)[0]
 
 
-def containments(columns: Sequence[Cell], wider: Cell) -> list[str]:
-    """`contained` for each column, building the wider cell's formulas once."""
-    sorts = unbounded_sorts()
-    large = _Wider(Problem(wider, sorts))
+def containments(columns: Sequence[Cell], wider: Cell, problem: Problem | None = None) -> list[str]:
+    """`contained` for each column, building the wider cell's formulas once (on
+    `problem`, the wider cell's, when given: its check then reuses them)."""
+    large = _Wider(Problem(wider, unbounded_sorts()) if problem is None else problem)
     return [_contained(column, large) for column in columns]
 
 
@@ -86,14 +86,15 @@ class _Wider:
         self._args: dict[tuple[str, ...], list[Any]] = {}
 
     def run(self, name: str) -> tuple[Run, dict[str, Any]]:
+        """The action's effect, with its parameters named as the check's queries name
+        them (`queries.all_queries`: `q` and the action's index), so the check on the
+        same problem reuses it."""
         if name not in self._runs:
             action = self.actions[name]
+            tag = f"q{self.problem.actions.index(action)}"
             sorts = self.problem.sorts
-            params = {n: z3.Const(f"{n}@cover", sorts.of(s)) for n, s in action.params}
-            self._runs[name] = (
-                action.effect(Run(dict(self.problem.pre), sorts.true()), params),
-                params,
-            )
+            params = {n: z3.Const(f"{n}@{tag}", sorts.of(s)) for n, s in action.params}
+            self._runs[name] = (self.problem.effect(action, tag), params)
         return self._runs[name]
 
     def args(self, kinds: Sequence[str]) -> list[Any]:
@@ -316,7 +317,8 @@ def prove_covered(cells: Sequence[Cell], timeout_ms: int = 60_000) -> tuple[Outc
     cover = next((c for c in cells if key(c) == key(wide)), wide)
     invariant = committed(cover)
     why: dict[int, str] = {}
-    reasons = containments(cells, cover) if invariant is not None else []
+    problem = Problem(cover, unbounded_sorts())
+    reasons = containments(cells, cover, problem) if invariant is not None else []
     for n, _ in enumerate(cells):
         if invariant is None:
             why[n] = f"no certificate {key(cover)} to cover it"
@@ -328,7 +330,7 @@ def prove_covered(cells: Sequence[Cell], timeout_ms: int = 60_000) -> tuple[Outc
     if covered and invariant is not None:
         gaps = {name for n in covered for name in extras(cells[n], cover)}
         try:
-            result = _check(cover, invariant, sorted(gaps), timeout_ms)
+            result = _check(problem, invariant, sorted(gaps), timeout_ms)
         except (AssertionError, Unsettled) as error:
             for n in covered:
                 why[n] = f"{key(cover)} does not check: {error}"
@@ -373,12 +375,11 @@ def prove_covered(cells: Sequence[Cell], timeout_ms: int = 60_000) -> tuple[Outc
     return tuple(out)
 
 
-def _check(cover: Cell, invariant: Sequence[Any], gaps: Sequence[str], timeout_ms: int) -> Any:
+def _check(problem: Problem, invariant: Sequence[Any], gaps: Sequence[str], timeout_ms: int) -> Any:
     """The certificate's check on the cover, enabledness asked first with `gaps` empty."""
     from proofs.engines.fol.certificate import require_structure
 
-    require_structure(cover, invariant)
-    problem = Problem(cover, unbounded_sorts())
+    require_structure(problem.cell, invariant)
     where = _empty(problem, gaps) if gaps else None
     return check_each(
         problem,
