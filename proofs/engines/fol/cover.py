@@ -44,6 +44,7 @@ from proofs.engines.fol.proving import (
 )
 from proofs.engines.fol.queries import InitQueries, all_queries
 from proofs.engines.fol.system import Cell, Run, relations, unbounded_sorts
+from proofs.engines.fol.terms import Memo, alpha, by_skeleton, short, skeleton
 from proofs.errors import Unsettled
 
 
@@ -82,7 +83,7 @@ class _Wider:
         self._values: dict[tuple[str, str], Any] = {}
         self.axioms = problem.axioms(problem.pre)
         self.init = problem.init(problem.pre)
-        self.memo = _Memo()
+        self.memo = Memo()
         self._args: dict[tuple[str, ...], list[Any]] = {}
 
     def run(self, name: str) -> tuple[Run, dict[str, Any]]:
@@ -156,7 +157,7 @@ def _actions_differ(small: Problem, large: _Wider) -> str:
             return f"{action.name} has other parameters in the wider cell"
         wide, params = large.run(action.name)
         mine = action.effect(Run(dict(small.pre), sorts.true()), params)
-        if not _alpha(mine.guard, wide.guard, memo):
+        if not alpha(mine.guard, wide.guard, memo):
             return f"{action.name} has another guard in the wider cell"
         for r in small.relations:
             if r.static:
@@ -164,14 +165,14 @@ def _actions_differ(small: Problem, large: _Wider) -> str:
             if mine[r.name] is small.pre[r.name] and wide[r.name] is large.problem.pre[r.name]:
                 continue  # both leave it alone (the same symbol, checked above)
             args = large.args(r.sorts)
-            if not _alpha(mine[r.name](*args), large.value(action.name, r.name), memo):
+            if not alpha(mine[r.name](*args), large.value(action.name, r.name), memo):
                 return f"{action.name} updates {r.name} otherwise in the wider cell"
         for r in missing:
             if wide[r.name] is large.problem.pre[r.name]:
                 continue
             args = large.args(r.sorts)
             unchanged = large.problem.pre[r.name](*args)
-            if not _alpha(large.value(action.name, r.name), unchanged, memo):
+            if not alpha(large.value(action.name, r.name), unchanged, memo):
                 return f"{action.name} changes {r.name} in the wider cell"
     return ""
 
@@ -192,104 +193,18 @@ def _statics_differ(small: Problem, large: _Wider) -> str:
         ("initial condition", small.init(small.pre), large.init),
     )
     for what, mine, wide in pairs:
-        index = _index(mine)
+        found = by_skeleton(mine)
         for formula in wide:
-            if any(_alpha(formula, m, memo) for m in index.get(_skeleton(formula), mine)):
+            if any(alpha(formula, m, memo) for m in found.get(skeleton(formula), mine)):
                 continue
             if empty and z3.is_true(z3.simplify(z3.substitute_funs(formula, *empty))):
                 continue
-            return f"the wider cell's {what} {_short(formula)} is not the column's"
-    index = _index(large.axioms)
+            return f"the wider cell's {what} {short(formula)} is not the column's"
+    found = by_skeleton(large.axioms)
     for formula in mine_axioms:
-        if not any(_alpha(formula, w, memo) for w in index.get(_skeleton(formula), large.axioms)):
-            return f"the column's axiom {_short(formula)} is not the wider cell's"
+        if not any(alpha(formula, w, memo) for w in found.get(skeleton(formula), large.axioms)):
+            return f"the column's axiom {short(formula)} is not the wider cell's"
     return ""
-
-
-def _skeleton(formula: Any) -> tuple[object, ...]:
-    """What alpha-equal formulas share: their quantifier prefix and its body (z3 refers to
-    bound variables in a body by index, so the body is one term for both)."""
-    prefix: list[object] = []
-    while z3.is_quantifier(formula):
-        prefix += [formula.is_forall(), formula.num_vars()]
-        formula = formula.body()
-    return (*prefix, formula.get_id())
-
-
-def _index(formulas: Sequence[Any]) -> dict[tuple[object, ...], list[Any]]:
-    out: dict[tuple[object, ...], list[Any]] = {}
-    for formula in formulas:
-        out.setdefault(_skeleton(formula), []).append(formula)
-    return out
-
-
-def _short(formula: Any) -> str:
-    text = " ".join(str(formula).split())
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-class _Memo:
-    """Pairs of terms already compared, by id. z3 reuses the id of a term it has freed,
-    so the memo keeps every term it was asked about alive (their subterms with them)."""
-
-    def __init__(self) -> None:
-        self.pairs: dict[tuple[int, int], bool] = {}
-        self.alive: list[tuple[Any, Any]] = []
-
-
-def _alpha(a: Any, b: Any, memo: _Memo) -> bool:
-    """The same term up to the names of bound variables (z3 keeps them in a quantifier,
-    while its body refers to them by index). Walked through z3's C API on raw terms:
-    the Python wrappers cost ten times more than the walk."""
-    memo.alive.append((a, b))
-    return _same(a.ctx_ref(), a.as_ast(), b.as_ast(), memo.pairs)
-
-
-def _same(ctx: Any, a: Any, b: Any, memo: dict[tuple[int, int], bool]) -> bool:
-    if z3.Z3_is_eq_ast(ctx, a, b):
-        return True
-    pair = (z3.Z3_get_ast_id(ctx, a), z3.Z3_get_ast_id(ctx, b))
-    if pair in memo:
-        return memo[pair]
-    kind = z3.Z3_get_ast_kind(ctx, a)
-    result = False
-    if kind != z3.Z3_get_ast_kind(ctx, b):
-        pass
-    elif kind == z3.Z3_QUANTIFIER_AST:
-        bound = z3.Z3_get_quantifier_num_bound(ctx, a)
-        result = (
-            z3.Z3_is_quantifier_forall(ctx, a) == z3.Z3_is_quantifier_forall(ctx, b)
-            and z3.Z3_is_quantifier_exists(ctx, a) == z3.Z3_is_quantifier_exists(ctx, b)
-            and bound == z3.Z3_get_quantifier_num_bound(ctx, b)
-            and z3.Z3_get_quantifier_num_patterns(ctx, a) == 0
-            and z3.Z3_get_quantifier_num_patterns(ctx, b) == 0
-            and all(
-                z3.Z3_is_eq_sort(
-                    ctx,
-                    z3.Z3_get_quantifier_bound_sort(ctx, a, n),
-                    z3.Z3_get_quantifier_bound_sort(ctx, b, n),
-                )
-                for n in range(bound)
-            )
-            and _same(
-                ctx,
-                z3.Z3_get_quantifier_body(ctx, a),
-                z3.Z3_get_quantifier_body(ctx, b),
-                memo,
-            )
-        )
-    elif kind == z3.Z3_APP_AST:
-        arity = z3.Z3_get_app_num_args(ctx, a)
-        result = (
-            z3.Z3_is_eq_func_decl(ctx, z3.Z3_get_app_decl(ctx, a), z3.Z3_get_app_decl(ctx, b))
-            and arity == z3.Z3_get_app_num_args(ctx, b)
-            and all(
-                _same(ctx, z3.Z3_get_app_arg(ctx, a, n), z3.Z3_get_app_arg(ctx, b, n), memo)
-                for n in range(arity)
-            )
-        )
-    memo[pair] = result
-    return result
 
 
 def cover_words(key: str, missing: Sequence[str]) -> str:
