@@ -140,8 +140,9 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
     jobs = first_order_lines(cells)
     if jobs:
         out.append("")
-        out.append("first-order jobs, one per first-order system (columns that differ only in")
-        out.append("options that engine leaves out take the same answer):")
+        out.append("first-order jobs, one per first-order system or one for every column whose")
+        out.append("system the checked one contains (columns that differ only in options that")
+        out.append("engine leaves out take the same answer):")
         out += [f"  {line}" for line in jobs]
     return out
 
