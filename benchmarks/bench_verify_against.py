@@ -9,7 +9,10 @@ with this interpreter (the same dependencies), each through a console script as
 the README's `.venv/bin/ackguard verify` is, the two alternating run by run so
 that both see the same load. It prints each run's wall seconds with the load
 average (1 min) before it, then the medians and their ratio. Both runs must
-match their catalog (exit 0); a run that does not is reported and left out.
+match their catalog (exit 0); a run that does not is reported and left out. (Its
+CPU seconds are not printed: the workers are the forkserver's children, which
+`getrusage(RUSAGE_CHILDREN)` of this process does not count; `bench_explore.py` and
+`bench_fol_certificates.py` give the CPU seconds of the parts.)
 """
 
 from __future__ import annotations
@@ -74,7 +77,10 @@ def main() -> int:
             for name, tree in trees.items():
                 load = os.getloadavg()[0]
                 seconds, code = _run(tree)
-                print(f"run {run + 1} {name}: {seconds:.1f} s (exit {code}, load {load:.2f})")
+                print(
+                    f"run {run + 1} {name}: {seconds:.1f} s (exit {code}, load {load:.2f})",
+                    flush=True,
+                )
                 if code == 0:
                     times[name].append(seconds)
         medians = {name: statistics.median(t) for name, t in times.items() if t}
@@ -82,6 +88,7 @@ def main() -> int:
             print(f"median {name}: {median:.1f} s over {len(times[name])} runs")
         if len(medians) == 2:
             print(f"ratio: {medians['this tree'] / medians[args.ref]:.2f}")
+        print(f"load average at the end: {os.getloadavg()}")
     return 0
 
 

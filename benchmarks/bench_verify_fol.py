@@ -6,9 +6,11 @@ Run it with
 
 Each run is the default `ackguard verify --json` of this tree, through a console
 script as the README runs it. Per run it prints the wall seconds, the load
-average (1 min) before it, the first-order jobs that ran (one per first-order
-system: by default, the check of a committed certificate) and the sum of their
-seconds, read from each cell's `first_order` field; then the medians. The jobs
+average (1 min) before it, the first-order jobs that ran (by default one per
+variant whose widest cell has a committed certificate, which checks it once for
+every column it covers, and one certificate check per other first-order system)
+and the sum of their seconds, read from each cell's `first_order` field (cells
+answered by one job are counted once); then the medians. The jobs
 run beside the explorer groups on the same workers, so their sum is CPU time
 taken from the explorer, not wall time added to the run.
 """

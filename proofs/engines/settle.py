@@ -4,7 +4,9 @@
   mixes of calls, with the explorer: exact verdicts per scenario, and the smallest
   mix of calls that breaks each invariant;
 - `fol_proof`: the first-order engine's proof of one cell, for every number of calls
-  and items, reduced to what the table needs.
+  and items, reduced to what the table needs;
+- `fol_proofs`: the default run's one first-order job for a variant's columns (one
+  certificate's check proves every column whose system it contains).
 
 Both return plain frozen records, so what crosses the pipe is small and picklable.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 from attrs import evolve, frozen
 
@@ -31,6 +34,9 @@ from proofs.engines.explore import Exploration, explore
 from proofs.engines.jobs import kept_worker
 from proofs.engines.trace import Trace, replay
 from proofs.errors import InternalError
+
+if TYPE_CHECKING:
+    from proofs.engines.fol import Outcome
 
 #: Holding cells are also checked on every mix of up to this many calls of their sites:
 #: the bounded proof then covers more than the catalog's fixed scenarios (all mixes of
@@ -233,6 +239,10 @@ class FolAnswer:
     trace: Trace | None = None
     #: The committed certificate whose check it ran (`fol.certificate.key`), or "".
     certificate: str = ""
+    #: The environment of the cell that certificate is for, when it is another cell's.
+    checked_on: str = ""
+    #: Why that cell's first-order system contains this one's (`fol.cover`), or "".
+    cover: str = ""
 
 
 def fol_proof(
@@ -258,13 +268,43 @@ def fol_proof(
         trace = outcome.counterexample.trace
         names = {s.name: s for s in fol.mixes(sites, len(trace.start.tasks), environment)}
         scenario = names.get(outcome.counterexample.scenario)
+    return _answer(
+        outcome,
+        time.perf_counter() - started,
+        scenario,
+        trace,
+        outcome.certificate or (key(cell) if "certificate" in outcome.seconds else ""),
+    )
+
+
+def fol_proofs(
+    variant: Variant, sites: tuple[Site, ...], environments: tuple[Environment, ...]
+) -> tuple[FolAnswer, ...]:
+    """The default run's first-order job for several columns of one variant: one check of
+    the certificate of the cell with every option the engine reads, which proves each
+    column whose first-order system it contains (`fol.prove_covered`); a column it does
+    not contain gets its own certificate's check. One answer per environment, in order;
+    each carries the job's whole time."""
+    from proofs.engines import fol
+
+    started = time.perf_counter()
+    outcomes = fol.prove_covered([fol.Cell(variant, sites, env) for env in environments])
+    seconds = time.perf_counter() - started
+    return tuple(_answer(o, seconds, None, None, o.certificate) for o in outcomes)
+
+
+def _answer(
+    outcome: Outcome, seconds: float, scenario: Scenario | None, trace: Trace | None, key: str
+) -> FolAnswer:
     return FolAnswer(
         outcome.status,
         outcome.scope,
         tuple(outcome.assumptions),
         outcome.reason,
-        time.perf_counter() - started,
+        seconds,
         scenario,
         trace,
-        key(cell) if "certificate" in outcome.seconds else "",
+        key,
+        outcome.checked_on,
+        outcome.cover,
     )

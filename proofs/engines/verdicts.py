@@ -54,6 +54,7 @@ from proofs.engines.settle import (
     Run,
     explore_group,
     fol_proof,
+    fol_proofs,
 )
 from proofs.engines.trace import Trace, replay
 from proofs.errors import CannotRun, InternalError, Interrupted
@@ -151,6 +152,9 @@ class FirstOrder:
     #: "" when no job ran (a cell the engine does not model, or no certificate).
     checked_on: str
     seconds: float
+    #: When the certificate is another column's: why that column's first-order system
+    #: contains this one's (`fol.cover`), so its check proves this cell too; else "".
+    cover: str = ""
 
 
 @frozen
@@ -318,6 +322,8 @@ class _Default:
         self._fol_asked: set[tuple[str, str]] = set()
         #: Keys answered in this process, with no job: nothing to check or infer.
         self._answered_here: set[tuple[str, str]] = set()
+        #: The default run's covering jobs (`fol_proofs`): the keys each one answers.
+        self._covering: dict[tuple[str, str, str, str], list[tuple[str, str]]] = {}
         if any(invariant in FOL_INVARIANTS for invariant in self.invariants):
             for variant in self.variants:
                 for environment in self.environments:
@@ -395,6 +401,12 @@ class _Default:
                 if kind == "explore":
                     self.groups[(variant_name, env_name)] = finished
                     self._ask_fol(pool, finished)
+                elif kind == "fols":
+                    for n, fol_key in enumerate(self._covering[done]):
+                        answer = None if finished.timed_out else finished.value[n]
+                        self.proofs[fol_key] = Finished(
+                            fol_key, answer, finished.timed_out, finished.seconds
+                        )
                 else:
                     self.proofs[(variant_name, certificate)] = finished
                 if progress is not None:
@@ -404,14 +416,35 @@ class _Default:
         return self.cells()
 
     def _ask_certificates(self, pool: Jobs) -> None:
-        """The default: one certificate check per first-order system, submitted before
-        the explorer groups (it needs none of their answers, so the two overlap on the
-        workers). A cell the engine does not model, or with no committed certificate,
-        is answered here at once, in this process: nothing would run."""
-        from proofs.engines.fol import Cell, coverage
+        """The default: one job per variant whose cell with every option the engine reads
+        has a committed certificate (`fol_proofs`: its one check proves every column whose
+        first-order system it contains); otherwise one certificate check per first-order
+        system. Submitted before the explorer groups (they need none of their answers, so
+        the two overlap on the workers). A cell the engine does not model, or with no
+        certificate, is answered here at once, in this process: nothing would run."""
+        from proofs.engines.fol import Cell, coverage, widest
         from proofs.engines.fol.certificate import committed
 
+        covered: set[tuple[str, str]] = set()
+        for variant in dict((_key(v), v) for v in self.variants).values():
+            keys = [
+                k
+                for k, env in self.fol_first.items()
+                if k[0] == _key(variant) and not coverage(Cell(variant, self.sites, env))
+            ]
+            if not keys:
+                continue
+            wide = widest(Cell(variant, self.sites, self.fol_first[keys[0]]))
+            if coverage(wide) or committed(wide) is None:
+                continue
+            environments = tuple(self.fol_first[k] for k in keys)
+            job = ("fols", _key(variant), wide.environment.name, "")
+            self._covering[job] = keys
+            covered.update(keys)
+            pool.submit(job, fol_proofs, (variant, self.sites, environments), self.timeout)
         for fol_key, environment in self.fol_first.items():
+            if fol_key in covered:
+                continue
             variant = next(v for v in self.variants if _key(v) == fol_key[0])
             args = (variant, self.sites, environment, None, True)
             cell = Cell(variant, self.sites, environment)
@@ -507,8 +540,9 @@ class _Default:
         return FirstOrder(
             answer.status,
             answer.certificate,
-            self.fol_first[fol_key].name if ran else "",
+            (answer.checked_on or self.fol_first[fol_key].name) if ran else "",
             proof.seconds,
+            answer.cover,
         )
 
     def _failing(self, base: CellVerdict, part: GroupPart) -> CellVerdict:
@@ -556,10 +590,11 @@ class _Default:
             # the answer may be another column's (one first-order system): the scope
             # names this cell's own environment
             own = Cell(bounded.variant, self.sites, bounded.environment)
+            cover = f"; {answer.cover}" if answer.cover else ""
             return evolve(
                 bounded,
                 method="fol",
-                scope=scope(own),
+                scope=scope(own) + cover,
                 assumptions=answer.assumptions,
                 bound="every size",
             )

@@ -40,11 +40,14 @@ def first_order_lines(cells: Sequence[CellVerdict]) -> list[str]:
     """One line per first-order job the cells' verdicts rest on: what it checked, its
     answer, and the other columns that took that answer (one first-order system)."""
     jobs: dict[tuple[str, str, str], tuple[FirstOrder, list[str]]] = {}
+    covering: dict[tuple[str, str, str], bool] = {}
     for cell in cells:
         job = cell.first_order
         if job is None or not job.checked_on:
             continue
-        _, columns = jobs.setdefault((cell.variant.name, cell.session, job.checked_on), (job, []))
+        where = (cell.variant.name, cell.session, job.checked_on)
+        _, columns = jobs.setdefault(where, (job, []))
+        covering[where] = covering.get(where, False) or bool(job.cover)
         if cell.environment.name not in columns:
             columns.append(cell.environment.name)
     out = []
@@ -52,7 +55,14 @@ def first_order_lines(cells: Sequence[CellVerdict]) -> list[str]:
         what = f"certificate {job.certificate}" if job.certificate else "inference"
         others = [name for name in columns if name != checked_on]
         line = f"{variant} / {session} / {checked_on}: {what}: {job.status} ({job.seconds:.2f} s)"
-        out.append(line + (f"; the same answer for {', '.join(others)}" if others else ""))
+        if others and covering[(variant, session, checked_on)]:
+            line += (
+                f"; it proves {', '.join(others)} too (each one's first-order system is "
+                "contained in this one's)"
+            )
+        elif others:
+            line += f"; the same answer for {', '.join(others)}"
+        out.append(line)
     return out
 
 
@@ -130,8 +140,9 @@ def table_lines(cells: Sequence[CellVerdict]) -> list[str]:
     jobs = first_order_lines(cells)
     if jobs:
         out.append("")
-        out.append("first-order jobs, one per first-order system (columns that differ only in")
-        out.append("options that engine leaves out take the same answer):")
+        out.append("first-order jobs, one per first-order system or one for every column whose")
+        out.append("system the checked one contains (columns that differ only in options that")
+        out.append("engine leaves out take the same answer):")
         out += [f"  {line}" for line in jobs]
     return out
 
@@ -195,6 +206,7 @@ def _first_order_json(job: FirstOrder) -> dict[str, Any]:
         "certificate": job.certificate or None,
         "checked_on": job.checked_on or None,
         "seconds": round(job.seconds, 4),
+        "cover": job.cover or None,
     }
 
 

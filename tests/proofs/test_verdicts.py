@@ -319,11 +319,12 @@ class _Pool:
 def test_certificate_checks_go_first_once_per_first_order_system(
     monkeypatch: pytest.MonkeyPatch, fol_seconds: float
 ) -> None:
-    """By default the checks are submitted before any explorer group, one per first-order
-    system: base, reconnects and stale-anchors are one for three-way (the options it
-    leaves out are inert there), stale-copies another; lock5 has no certificate on the
-    catalog's sites and is answered without a job. With --fol-seconds, proofs wait for
-    the explorer."""
+    """By default the checks are submitted before any explorer group: for three-way one
+    job, the check of the certificate of its cell with every option the engine reads
+    (not a column of this run), which answers both of its first-order systems here (base,
+    reconnects and stale-anchors are one, the options it leaves out being inert there;
+    stale-copies another); lock5 has no certificate on the catalog's sites and is
+    answered without a job. With --fol-seconds, proofs wait for the explorer."""
     monkeypatch.setattr(verdicts, "Jobs", _Pool)
     monkeypatch.setattr(_Pool, "submitted", [])
     names = ("base", "reconnects", "stale-anchors", "stale-copies")
@@ -336,11 +337,15 @@ def test_certificate_checks_go_first_once_per_first_order_system(
     if fol_seconds:
         assert kinds == explorer and not runner.proofs
         return
-    assert kinds == ["fol", "fol", *explorer]
-    assert [key[2] for key in _Pool.submitted[:2]] == ["base", "stale-copies"]
+    assert kinds == ["fols", *explorer]
+    assert _Pool.submitted[0][2] == "stale-copies+server-items+timeouts+rejections"
     three_way = VARIANTS_BY_NAME["three-way"]
     shared = {runner._fol_key(three_way, env) for env in environments[:3]}
     assert len(shared) == 1
+    assert runner._covering[_Pool.submitted[0]] == [  # type: ignore[index]
+        runner._fol_key(three_way, environments[0]),
+        runner._fol_key(three_way, environments[3]),
+    ]
     lock5 = runner.proofs[runner._fol_key(VARIANTS_BY_NAME["lock5"], environments[0])]
     assert lock5.value.status == fol.UNKNOWN and lock5.value.reason
 
@@ -364,10 +369,49 @@ def test_a_column_that_takes_another_columns_check_says_whose() -> None:
         "certificate": "three-way--x--base.json",
         "checked_on": "base",
         "seconds": 2.0,
+        "cover": None,
     }
     lines = table_lines([base, reconnects])
     assert any(
         "three-way / three-way / base: certificate three-way--x--base.json: proved" in line
         and line.endswith("the same answer for reconnects")
+        for line in lines
+    )
+
+
+def test_a_column_proved_by_a_wider_columns_certificate_names_it_and_why() -> None:
+    """The default run's one check for three-way: a column whose first-order system the
+    widest cell's contains is proved by that cell's certificate, and its scope, its JSON
+    and the job's line say whose check it was and why it covers the column."""
+    three_way = VARIANTS_BY_NAME["three-way"]
+    every = ENVIRONMENTS_BY_NAME["all"]
+    columns = [BASE, every]
+    runner = _Default([three_way], [HOLDING], columns, (INV1,), 5.0, None)
+    for environment in columns:
+        group = explore_group(three_way, environment, [HOLDING], (INV1,), runner.sites, ())
+        runner.groups[("three-way@three-way", environment.name)] = Finished(
+            ("explore",), group, False, 0.1
+        )
+    wide = "three-way--x--stale-copies+server-items+timeouts+rejections.json"
+    why = f"proved by the check of certificate {wide}, whose first-order system contains"
+    answers = {
+        BASE.name: _answer("proved", certificate=wide, checked_on="all", cover=why),
+        every.name: _answer("proved", certificate=wide, checked_on="all"),
+    }
+    for environment in columns:
+        runner.proofs[runner._fol_key(three_way, environment)] = Finished(
+            ("fols",), answers[environment.name], False, 2.0
+        )
+    base, widest = runner.cells()
+    assert base.bound == widest.bound == "every size"
+    assert base.scope.endswith(f"environment base; {why}")
+    assert widest.scope.endswith("environment all")
+    shown = cell_json(base)["first_order"]
+    assert shown["checked_on"] == "all" and shown["cover"] == why
+    assert cell_json(widest)["first_order"]["cover"] is None
+    lines = table_lines([base, widest])
+    assert any(
+        f"three-way / three-way / all: certificate {wide}: proved" in line
+        and "it proves base too" in line
         for line in lines
     )

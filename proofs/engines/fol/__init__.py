@@ -4,6 +4,8 @@ library of conjunct templates, and z3 checking the result with the sorts unbound
 
 - `Cell`: a variant, the sites its calls may be of, an environment (and a mutant);
 - `prove`: invariant 1 for the cell, as an `Outcome` with its scope and assumptions;
+- `prove_covered`: invariant 1 for several cells from one certificate's check, where
+  one cell's first-order system contains the others' (`contained`, `widest`);
 - `covers`, `coverage`: whether the engine models a cell at all (an allow-list of
   environment options, session kinds and record fields), and why not;
 - `run_to`: a run of the first-order system from an initial state to a broken clause;
@@ -12,6 +14,7 @@ library of conjunct templates, and z3 checking the result with the sorts unbound
 """
 
 from proofs.engines.fol.bmc import Run, run_to
+from proofs.engines.fol.cover import contained, prove_covered, widest
 from proofs.engines.fol.data import Sample, mixes, reachable, structure
 from proofs.engines.fol.modelled import coverage, covers
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
@@ -52,11 +55,13 @@ __all__ = [
     "Sample",
     "Structure",
     "candidates",
+    "contained",
     "coverage",
     "covers",
     "fixed_conjuncts",
     "mixes",
     "prove",
+    "prove_covered",
     "reachable",
     "run_to",
     "scope",
@@ -64,4 +69,5 @@ __all__ = [
     "structure",
     "transition_lines",
     "unbounded_sorts",
+    "widest",
 ]

@@ -155,9 +155,13 @@ def _copy(cell: Cell, site: Site, run: Run, p: dict[str, Any]) -> Run:
 
 
 def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], stale: bool) -> Run:
+    """A caller-copy site may call from idle under stale-copies too: that call is the copy
+    followed at once by the call (its copy is the local context now), so it adds
+    transitions and no reachable state, and `call` is the same formula in every
+    environment (`cover.py` relies on that; the `copy-first` mutant drops it)."""
     t = p["t"]
     idle, copied = run["idle"](t), run["copied"](t)
-    from_idle = sorts.true(False) if stale else idle
+    from_idle = sorts.true(False) if stale and cell.mutant == "copy-first" else idle
     if site.request is RequestSource.CALLER_COPY:
         run.require(z3.And(_site(cell, run, site)(t), z3.Or(from_idle, copied)))
     else:

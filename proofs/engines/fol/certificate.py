@@ -74,11 +74,17 @@ def write(cell: Cell, invariant: Sequence[Clause]) -> Path:
     return path
 
 
+def require_structure(cell: Cell, invariant: Sequence[Clause]) -> None:
+    """AssertionError unless the invariant holds the fixed structure and safety: a check
+    proves safety only if safety is a conjunct."""
+    missing = [c.name for c in (*fixed_conjuncts(cell), SAFETY) if c not in invariant]
+    if missing:
+        raise AssertionError(f"a certificate lacks {missing[0]}")
+
+
 def check(cell: Cell, invariant: Sequence[Clause], timeout_ms: int = 60_000) -> CheckResult:
     """The certificate's proof with the sorts unbounded: it must hold the fixed structure
     and safety, hold initially (AssertionError otherwise), and be inductive per (action,
     conjunct); `breaks` is None exactly when it is a proof for every size."""
-    missing = [c.name for c in (*fixed_conjuncts(cell), SAFETY) if c not in invariant]
-    if missing:
-        raise AssertionError(f"a certificate lacks {missing[0]}")
+    require_structure(cell, invariant)
     return check_invariant(Problem(cell, unbounded_sorts()), list(invariant), timeout_ms)

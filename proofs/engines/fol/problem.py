@@ -113,6 +113,7 @@ class Problem:
         self.pre: dict[str, Any] = self.symbols("")
         self._pre_clauses: dict[Clause, Expr] = {}
         self._changed: dict[str, frozenset[str]] = {}
+        self._effects: dict[tuple[str, str], Run] = {}
         self._terms: dict[tuple[object, ...], Expr] = {}
         self._axioms: list[Expr] | None = None
         #: A finite instance's packed readers, by the vocabulary's symbol names (`solve.read`).
@@ -290,10 +291,7 @@ class Problem:
     ) -> list[Expr]:
         """The action's guard over `pre`, and each changed relation of `post` defined from it;
         relations the action leaves alone are equal."""
-        params = {
-            name: z3.Const(f"{name}@{tag}", self.sorts.of(sort)) for name, sort in action.params
-        }
-        run = action.effect(Run(dict(pre), self.sorts.true()), params)
+        run = self.effect(action, tag) if pre is self.pre else self._effect(action, pre, tag)
         out = [run.guard]
         for rel in self.relations:
             if rel.static:
@@ -309,13 +307,31 @@ class Problem:
             )
         return out
 
+    def effect(self, action: Action, tag: str) -> Run:
+        """The action's effect on the pre-state symbols, its parameters named with `tag`,
+        built once per (action, tag): `cover.py` builds the effects its check then asks
+        with (`step`, `changed`). Elsewhere each is built where it was before, so the
+        terms, and z3's search over them, are as they were."""
+        key = (action.name, tag)
+        if key not in self._effects:
+            self._effects[key] = self._effect(action, self.pre, tag)
+        return self._effects[key]
+
+    def _effect(self, action: Action, pre: Mapping[str, Any], tag: str) -> Run:
+        params = {
+            name: z3.Const(f"{name}@{tag}", self.sorts.of(sort)) for name, sort in action.params
+        }
+        return action.effect(Run(dict(pre), self.sorts.true()), params)
+
     def changed(self, action: Action) -> frozenset[str]:
         """Relations the action may change (read off its effect, not written by hand)."""
         if action.name in self._changed:
             return self._changed[action.name]
         pre = self.pre
-        params = {name: z3.Const(f"{name}@c", self.sorts.of(sort)) for name, sort in action.params}
-        run = action.effect(Run(dict(pre), self.sorts.true()), params)
+        # which relations change does not depend on the parameters' names: any effect
+        # already built over the pre state will do
+        built = [run for (name, _), run in self._effects.items() if name == action.name]
+        run = built[0] if built else self.effect(action, "c")
         out = frozenset(r.name for r in self.relations if run[r.name] is not pre[r.name])
         self._changed[action.name] = out
         return out

@@ -33,7 +33,7 @@ from proofs.engines.fol.solve import (
     read,
     solver,
 )
-from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
+from proofs.engines.fol.system import Cell, Expr, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import candidates
 from proofs.engines.fol.vocab import Clause, Structure, names
 from proofs.engines.trace import Trace
@@ -81,6 +81,12 @@ class Outcome:
     disabled: tuple[str, ...] = ()
     counterexample: Counterexample | None = None
     reason: str = ""
+    #: The committed certificate whose check is the proof (`certificate.key`), or "".
+    certificate: str = ""
+    #: The environment of the cell that certificate is for, when it is another cell's.
+    checked_on: str = ""
+    #: When the certificate is another cell's: why that cell's system contains this one's.
+    cover: str = ""
 
     @property
     def total_seconds(self) -> float:
@@ -149,6 +155,10 @@ def prove(
     started = time.perf_counter()
     if certified:
         proof = _certified(cell, timeout_ms)
+        if proof is None and committed_key(cell) is None:
+            covered = _covered(cell, timeout_ms)
+            if covered.status == PROVED:
+                return covered
         if proof is not None:
             return Outcome(
                 **base,  # type: ignore[arg-type]
@@ -157,6 +167,7 @@ def prove(
                 queries=proof[1].queries,
                 disabled=proof[1].disabled,
                 seconds={"certificate": time.perf_counter() - started},
+                certificate=committed_key(cell) or "",
             )
     deadline = None if seconds_limit is None else time.monotonic() + seconds_limit
     every = mixes(cell.sites, sample_calls, cell.environment, server_drops=True)
@@ -296,7 +307,30 @@ def _certified(cell: Cell, timeout_ms: int) -> tuple[tuple[Clause, ...], CheckRe
     return (found, result) if result.breaks is None else None
 
 
+def committed_key(cell: Cell) -> str | None:
+    """The key of the cell's own committed certificate, or None when it has none."""
+    from proofs.engines.fol.certificate import DIRECTORY, key
+
+    return key(cell) if (DIRECTORY / key(cell)).exists() else None
+
+
+def _covered(cell: Cell, timeout_ms: int) -> Outcome:
+    """The cell through a wider cell's certificate (`cover.prove_covered`)."""
+    # cover.py builds on this module's check, so it is imported here
+    from proofs.engines.fol.cover import prove_covered
+
+    return prove_covered([cell], timeout_ms)[0]
+
+
 def _certified_only(cell: Cell, timeout_ms: int) -> Outcome:
+    """The cell's own committed certificate's check, or with none the check of the wider
+    certificate that covers it (`cover.py`); no sample, no inference."""
+    if committed_key(cell) is not None:
+        return own_certificate(cell, timeout_ms)
+    return _covered(cell, timeout_ms)
+
+
+def own_certificate(cell: Cell, timeout_ms: int) -> Outcome:
     """The committed certificate's check and nothing else (no sample, no inference): the
     default `verify` asks only this, so a cell without a certificate costs nothing, and
     one whose certificate the model no longer keeps says so instead of being proved."""
@@ -330,6 +364,7 @@ def _certified_only(cell: Cell, timeout_ms: int) -> Outcome:
                 queries=result.queries,
                 disabled=result.disabled,
                 seconds=seconds,
+                certificate=key(cell),
             )
         assert result.conjunct is not None and result.transition is not None
         cti = Cti(result.conjunct, result.transition)
@@ -343,6 +378,7 @@ def _certified_only(cell: Cell, timeout_ms: int) -> Outcome:
         cti=cti,
         seconds={"certificate": time.perf_counter() - started},
         reason=why,
+        certificate=key(cell),
     )
 
 
@@ -362,6 +398,8 @@ class CheckResult:
     #: The conjunct broken and the transition that breaks it, when `breaks` is set.
     conjunct: Clause | None = None
     transition: Transition | None = None
+    #: Actions no state of the invariant satisfying `check_each`'s `where` enables.
+    disabled_where: tuple[str, ...] = ()
 
 
 def _check_or_none(
@@ -387,20 +425,28 @@ def check_each(
     invariant: list[Clause],
     init: InitQueries,
     queries: list[ActionQueries],
+    where: Expr | None = None,
 ) -> CheckResult:
     """Initiation per conjunct, then per action: enabledness (the action can run in some
     state of the invariant, so the proof is not vacuous) and consecution of each conjunct
     the action can change (the others are the same formula after it). One query per
     (action, conjunct), not one per action over all of them: z3 settles the disjunction
-    slower (`docs/proofs.md`, "Performance")."""
+    slower (`docs/proofs.md`, "Performance"). With `where` (a formula over the pre
+    state), enabledness is asked first in a state satisfying it too, and actions enabled
+    only outside it are `disabled_where` (`cover.py`: the states of a narrower cell)."""
     for clause in invariant:
         if init.breaks(clause) is not None:
             raise AssertionError(f"initiation fails for {clause.text()}")
     disabled: list[str] = []
+    disabled_where: list[str] = []
     count = init.queries
     for q in queries:
         before = q.queries
-        if not q.enabled(invariant):
+        # a state satisfying `where` too is a state of the invariant: enabled there is enabled
+        shown = where is not None and q.enabled(invariant, where)
+        if where is not None and not shown:
+            disabled_where.append(q.action.name)
+        if not shown and not q.enabled(invariant):
             disabled.append(q.action.name)
             count += q.queries - before
             continue
@@ -412,7 +458,7 @@ def check_each(
                 step = Transition(q.action.name, pre, post, params)
                 return CheckResult(count, post, tuple(disabled), clause, step)
         count += q.queries - before
-    return CheckResult(count, None, tuple(disabled))
+    return CheckResult(count, None, tuple(disabled), disabled_where=tuple(disabled_where))
 
 
 def counterexample_to_induction(

@@ -86,6 +86,8 @@ class ActionQueries:
         self._on: dict[Clause, Any] = {}
         self._off: dict[Clause, Any] = {}
         self._whole: dict[tuple[Clause, ...], Any] = {}
+        #: Extra conditions on an enabling state, behind a literal each (`enabled`).
+        self._where: dict[int, tuple[Any, Any]] = {}
         self._goals = 0
         self.queries = 0
         #: Consecution already shown: a target, and the premises it was shown under. It
@@ -124,10 +126,18 @@ class ActionQueries:
             self._whole[key] = whole
         return self._whole[key]
 
-    def enabled(self, invariant: Sequence[Clause]) -> bool:
-        """Some state of `invariant` lets the action run (the proof is not vacuous for it)."""
+    def enabled(self, invariant: Sequence[Clause], where: Any = None) -> bool:
+        """Some state of `invariant` lets the action run (the proof is not vacuous for it);
+        with `where` (a formula over the pre state), some such state satisfying it too."""
         self.queries += 1
-        return check(self.solver, self._premise(invariant))
+        if where is None:
+            return check(self.solver, self._premise(invariant))
+        key = where.get_id()
+        if key not in self._where:
+            lit = z3.Bool(f"where!{self.tag}!{len(self._where)}", self.problem.sorts.ctx)
+            self.solver.add(z3.Implies(lit, where))
+            self._where[key] = (lit, where)
+        return check(self.solver, self._premise(invariant), self._where[key][0])
 
     def breaks(
         self, invariant: Sequence[Clause], targets: Sequence[Clause]

@@ -45,6 +45,8 @@ MUTANTS: dict[str, str] = {
     "diff-mirror": "three-way diffing against the mirror instead of the expected view",
     "events-out-of-order": "the session may apply any event in flight, not only the next",
     "early-release": "the push releases its locks when it sends, before the acks",
+    "copy-first": "under stale-copies a caller-copy call must follow a copy step (no call "
+    "from idle), so an option changes a shared action",
 }
 
 
