@@ -471,7 +471,7 @@ def _server_refuse(
     if cell.ordered:
         order_z3.in_batch_order(sorts, run, t, i, ("tsc",), ("tsd",))
     if anchored:
-        agreement_z3.refuse_anchored(run, t, i, p["a"])
+        agreement_z3.refuse_anchored(run, t, i, p["a"], cell.mutant == "refuse-anchored")
     _at_server(sorts, run, t, i, "tsc")
     _set_slot(run, "erc", t, i, True)
     return run

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import attrs
 from attrs import frozen
 
 from model import (
@@ -107,6 +108,8 @@ FAMILIES: dict[str, str] = {
     "was sent before t's",
     "anchor-item": "an item that may anchor t's creates has (or lacks) one fact, unless t is at "
     "some point",
+    "row-item": "an item of a task's copy, request or base row has (or lacks) one fact, unless "
+    "the task is at some point",
     "fresh-site": "while a call of some site is at some point, no task has its items in some "
     "row, or its items are (or are not) in some view",
 }
@@ -292,6 +295,11 @@ def agreement_candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
     sites = [r.name for r in rels if r.sorts == ("task",) and r.static]
     rows = [r.name for r in rels if r.sorts == ("task", "item") and r.name != "adds"]
     items = [x for name in unary for x in (lit(name, "i"), neg(name, "i"))]
+    for row in (r for r in rows if r not in SLOTS):
+        for fact in items:
+            out.append(_clause((neg(row, "t", "i"), fact), "row-item"))
+            for p in tasks:
+                out.append(_clause((neg(row, "t", "i"), fact, lit(p, "t")), "row-item"))
     for site in sites:
         for p in tasks:
             head = (neg(p, "t"), neg(site, "t"), neg("adds", "t", "i"))
@@ -366,6 +374,12 @@ def prove_agreement(
     status = "unknown"
     invariant = found.invariant
     if found.stuck is None:
+        # the closure of the required conjuncts under each action's unsat core: smaller,
+        # so its check for every size is cheaper
+        found = attrs.evolve(
+            found, invariant=core(found.invariant, start, all_queries(small, timeout_ms))
+        )
+        invariant = found.invariant
         problem = Problem(cell, unbounded_sorts())
         init, queries = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
         result = check_each(problem, list(found.invariant), init, queries)

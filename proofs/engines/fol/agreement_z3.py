@@ -87,11 +87,16 @@ def removed(run: Run, i: Any) -> None:
     _set(run, "removed", i)
 
 
-def refuse_anchored(run: Run, t: Any, i: Any, a: Any) -> None:
+def refuse_anchored(run: Run, t: Any, i: Any, a: Any, mutant: bool = False) -> None:
     """The server refuses t's create of `i` because its anchor `a` is not on the server;
-    the refusal counts as pushed (`refused`) when `a` was removed."""
-    run.require(z3.And(run["pa"](t, a), z3.Not(run["S"](a)), z3.Not(run["S"](i))))
+    the refusal counts as pushed (`refused`) when `a` was removed. The `refuse-anchored`
+    mutant (`mutant`) also refuses with `a` on the server, and counts that one pushed."""
+    anchor_gone = z3.Not(run["S"](a))
+    guard = z3.And(run["pa"](t, a), z3.Not(run["S"](i)))
+    run.require(guard if mutant else z3.And(guard, anchor_gone))
     refused, gone = run["refused"], run["removed"](a)
+    if mutant:
+        gone = z3.Or(gone, run["S"](a))
     run.set("refused", lambda y: z3.Or(refused(y), z3.And(y == i, gone)))
 
 

@@ -45,6 +45,8 @@ MUTANTS: dict[str, str] = {
     "diff-mirror": "three-way diffing against the mirror instead of the expected view",
     "events-out-of-order": "the session may apply any event in flight, not only the next",
     "early-release": "the push releases its locks when it sends, before the acks",
+    "refuse-anchored": "the server refuses a create whose anchor it holds, and counts it "
+    "pushed (cells with the anchor rule only)",
 }
 
 
