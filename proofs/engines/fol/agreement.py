@@ -32,6 +32,7 @@ from model import (
     OpKind,
     Pc,
     RequestSource,
+    Site,
     State,
     expected_view,
     initial_state,
@@ -257,12 +258,19 @@ def at_rest_violation(s: Structure) -> str | None:
     return None
 
 
-def sample(cell: Cell, calls: int, lean: bool = True, assume: bool = True) -> list[Structure]:
-    """The mapped states of every mix of up to `calls` calls of the cell's sites (and the
-    lean mixes), runs that break the assumption cut."""
-    scenarios = list(mixes(cell.sites, calls, cell.environment, server_drops=True))
+def sample(
+    cell: Cell,
+    calls: int,
+    lean: bool = True,
+    assume: bool = True,
+    sites: tuple[Site, ...] | None = None,
+) -> list[Structure]:
+    """The mapped states of every mix of up to `calls` calls of the cell's sites (or of
+    `sites`, some of them) and the lean mixes, runs that break the assumption cut."""
+    chosen = cell.sites if sites is None else sites
+    scenarios = list(mixes(chosen, calls, cell.environment, server_drops=True))
     if lean:
-        scenarios += mixes(cell.sites, calls, cell.environment, lean=True)
+        scenarios += mixes(chosen, calls, cell.environment, lean=True)
     out = []
     for scenario in scenarios:
         config = config_of(cell, scenario)
