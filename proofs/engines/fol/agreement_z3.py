@@ -104,13 +104,14 @@ def axioms(sorts: Sorts, rels: Mapping[str, Any], live: list[Any]) -> list[Expr]
     """`ASSUMPTION_ADDS`: a call of a live-context site (`live`, its site relations) adds
     nothing."""
     adds = rels["adds"]
-    return [
-        sorts.forall(
-            TASK,
-            lambda t, f=f: sorts.forall(ITEM, lambda i: z3.Implies(f(t), z3.Not(adds(t, i)))),
-        )
-        for f in live
-    ]
+
+    def none_added(site: Any) -> Expr:
+        def row(t: Any) -> Expr:
+            return sorts.forall(ITEM, lambda i: z3.Implies(site(t), z3.Not(adds(t, i))))
+
+        return sorts.forall(TASK, row)
+
+    return [none_added(site) for site in live]
 
 
 def init(sorts: Sorts, rels: Mapping[str, Any]) -> list[Expr]:
