@@ -29,11 +29,13 @@ from attrs import frozen
 from model import (
     Config,
     Diff,
+    Environment,
     OpKind,
     Pc,
     RequestSource,
     Site,
     State,
+    Variant,
     expected_view,
     initial_state,
     successors,
@@ -45,7 +47,7 @@ from proofs.engines.fol.data import Sample, config_of, mixes, structure
 from proofs.engines.fol.infer import Stuck, core, infer
 from proofs.engines.fol.modelled import coverage as plain_coverage
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
-from proofs.engines.fol.proving import CheckResult, check_each, check_invariant
+from proofs.engines.fol.proving import CheckResult, check_each, check_invariant, scope
 from proofs.engines.fol.queries import InitQueries, all_queries
 from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import SLOTS, candidates
@@ -61,16 +63,19 @@ from proofs.engines.fol.vocab import (
     neg,
     with_derived,
 )
+from proofs.errors import Unsettled
 
 __all__ = [
     "AGREEMENT",
     "DIRECTORY",
     "FAMILIES",
     "AgreementOutcome",
+    "Certified",
     "agreement_candidates",
     "agreement_structure",
     "assumptions",
     "at_rest_violation",
+    "certified",
     "check",
     "committed",
     "coverage",
@@ -427,3 +432,44 @@ def check(cell: Cell, invariant: Iterable[Clause], timeout_ms: int = 60_000) -> 
     if missing:
         raise AssertionError(f"a certificate lacks {missing[0]}")
     return check_invariant(Problem(cell, unbounded_sorts()), conjuncts, timeout_ms)
+
+
+# -- for `ackguard verify` ---------------------------------------------------------------------
+
+
+@frozen
+class Certified:
+    """What the check of a committed invariant-2 certificate says about one cell."""
+
+    status: str
+    scope: str
+    assumptions: tuple[str, ...]
+    reason: str
+    seconds: float
+    certificate: str = ""
+
+
+def certified(variant: Variant, sites: tuple[Site, ...], environment: Environment) -> Certified:
+    """Invariant 2 of the cell for every size when its committed certificate checks (no
+    inference: finding one takes minutes, `benchmarks/bench_fol_agreement.py --write`);
+    `unknown`, saying why, otherwise."""
+    started = time.perf_counter()
+    cell = Cell(variant, sites, environment, agreement=True)
+    found_scope, found = scope(cell), assumptions(cell)
+
+    def answer(status: str, reason: str, name: str = "") -> Certified:
+        return Certified(status, found_scope, found, reason, time.perf_counter() - started, name)
+
+    reason = coverage(cell)
+    if reason:
+        return answer("unknown", reason)
+    invariant = committed(cell)
+    if invariant is None:
+        return answer("unknown", "no committed certificate of agreement-at-rest for this cell")
+    try:
+        result = check(cell, invariant)
+    except (AssertionError, Unsettled) as error:
+        return answer("unknown", f"its committed certificate does not check: {error}")
+    if result.breaks is not None:
+        return answer("unknown", "its committed certificate is no longer inductive")
+    return answer("proved", "", key(cell))
