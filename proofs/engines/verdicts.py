@@ -592,11 +592,16 @@ class _Default:
         self, bounded: CellVerdict, variant: Variant, environment: Environment
     ) -> CellVerdict:
         """Invariant 2 for every size where its certificate checked (`_ask_agreement`)."""
+        from proofs.engines.fol import Cell
+        from proofs.engines.fol.agreement import coverage
+
+        if coverage(Cell(variant, self.sites, environment, agreement=True)):
+            return evolve(bounded, reason="the first-order engine does not prove agreement-at-rest")
         if not self.fol_seconds:
             return evolve(
                 bounded,
-                reason="the first-order engine proves agreement-at-rest only from a committed "
-                "certificate, checked with --fol-seconds above 0",
+                reason="the first-order engine does not prove agreement-at-rest in the default "
+                "run: its committed certificates are checked with --fol-seconds above 0",
             )
         finished = self.agreement.get(self._agreement_key(variant, environment))
         if finished is None or finished.timed_out:
@@ -604,7 +609,6 @@ class _Default:
         answer = finished.value
         if answer.status != "proved":
             return evolve(bounded, reason=answer.reason)
-        from proofs.engines.fol import Cell
         from proofs.engines.fol.proving import scope
 
         own = Cell(bounded.variant, self.sites, bounded.environment, agreement=True)
