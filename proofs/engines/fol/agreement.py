@@ -116,6 +116,8 @@ FAMILIES: dict[str, str] = {
     "some point",
     "row-item": "an item of a task's copy, request or base row has (or lacks) one fact, unless "
     "the task is at some point",
+    "row-kind": "an item of a static kind (the model's pool, the never-played items) in a "
+    "task's row has (or lacks) one fact (a copy's model item was learned)",
     "fresh-site": "while a call of some site is at some point, no task has its items in some "
     "row, or its items are (or are not) in some view",
 }
@@ -313,6 +315,11 @@ def agreement_candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
             out.append(_clause((neg(row, "t", "i"), fact), "row-item"))
             for p in tasks:
                 out.append(_clause((neg(row, "t", "i"), fact, lit(p, "t")), "row-item"))
+    kinds = [neg(r.name, "i") for r in rels if r.sorts == ("item",) and r.static]
+    for row in rows:
+        for kind in kinds:
+            for fact in items:
+                out.append(_clause((neg(row, "t", "i"), kind, fact), "row-kind"))
     for site in sites:
         for p in tasks:
             head = (neg(p, "t"), neg(site, "t"), neg("adds", "t", "i"))
