@@ -324,6 +324,9 @@ class _Default:
         self._answered_here: set[tuple[str, str]] = set()
         #: The default run's covering jobs (`fol_proofs`): the keys each one answers.
         self._covering: dict[tuple[str, str, str, str], list[tuple[str, str]]] = {}
+        #: Invariant 2's certificate checks (`fol.agreement.certified`), by (variant key,
+        #: certificate key): asked only with `fol_seconds` above 0.
+        self.agreement: dict[tuple[str, str], Finished] = {}
         if any(invariant in FOL_INVARIANTS for invariant in self.invariants):
             for variant in self.variants:
                 for environment in self.environments:
@@ -370,6 +373,8 @@ class _Default:
         if not self.fol_seconds:
             # the certificate checks first: they are the longest jobs
             self._ask_certificates(pool)
+        else:
+            self._ask_agreement(pool)
         # the longest groups first, so that the short ones fill in beside them and no
         # long one starts last (longest-processing-time-first). The estimate: more
         # options on, more moves; a mirror that follows events has an event in flight
@@ -407,6 +412,8 @@ class _Default:
                         self.proofs[fol_key] = Finished(
                             fol_key, answer, finished.timed_out, finished.seconds
                         )
+                elif kind == "agreement":
+                    self.agreement[(variant_name, certificate)] = finished
                 else:
                     self.proofs[(variant_name, certificate)] = finished
                 if progress is not None:
@@ -455,6 +462,36 @@ class _Default:
             else:
                 key = ("fol", fol_key[0], environment.name, fol_key[1])
                 pool.submit(key, fol_proof, args, self.timeout)
+
+    def _agreement_key(self, variant: Variant, environment: Environment) -> tuple[str, str]:
+        from proofs.engines.fol import Cell
+        from proofs.engines.fol.agreement import key
+
+        return (_key(variant), key(Cell(variant, self.sites, environment, agreement=True)))
+
+    def _ask_agreement(self, pool: Jobs) -> None:
+        """Invariant 2: one check of a committed certificate per first-order system
+        (`fol.agreement.certified`), where that engine models the cell and one exists."""
+        if Invariant.AGREEMENT_AT_REST not in self.invariants:
+            return
+        from proofs.engines.fol import Cell
+        from proofs.engines.fol.agreement import certified, committed, coverage
+
+        asked: set[tuple[str, str]] = set()
+        for variant in self.variants:
+            for environment in self.environments:
+                cell = Cell(variant, self.sites, environment, agreement=True)
+                found = self._agreement_key(variant, environment)
+                if found in asked or coverage(cell) or committed(cell) is None:
+                    continue
+                asked.add(found)
+                args = (variant, self.sites, environment)
+                pool.submit(
+                    ("agreement", *found[:1], environment.name, found[1]),
+                    certified,
+                    args,
+                    self.timeout,
+                )
 
     def _ask_fol(self, pool: Jobs, finished: Finished) -> None:
         """With `fol_seconds` above 0: a proof with inference, once per first-order
@@ -517,6 +554,8 @@ class _Default:
                 )
             return failing
         bounded = self._bounded(base, part)
+        if invariant is Invariant.AGREEMENT_AT_REST:
+            return self._with_agreement(bounded, variant, environment)
         if invariant not in FOL_INVARIANTS:
             return evolve(
                 bounded, reason=f"the first-order engine does not prove {invariant.value}"
@@ -581,6 +620,39 @@ class _Default:
             scope=scope,
             assumptions=BOUNDED_ASSUMPTIONS,
             bound=f"calls<={max(calls, mixed)} items<={items}",
+        )
+
+    def _with_agreement(
+        self, bounded: CellVerdict, variant: Variant, environment: Environment
+    ) -> CellVerdict:
+        """Invariant 2 for every size where its certificate checked (`_ask_agreement`)."""
+        from proofs.engines.fol import Cell
+        from proofs.engines.fol.agreement import coverage
+
+        if coverage(Cell(variant, self.sites, environment, agreement=True)):
+            return evolve(bounded, reason="the first-order engine does not prove agreement-at-rest")
+        if not self.fol_seconds:
+            return evolve(
+                bounded,
+                reason="the first-order engine does not prove agreement-at-rest in the default "
+                "run: its committed certificates are checked with --fol-seconds above 0",
+            )
+        finished = self.agreement.get(self._agreement_key(variant, environment))
+        if finished is None or finished.timed_out:
+            return evolve(bounded, reason="no first-order certificate of agreement-at-rest checked")
+        answer = finished.value
+        if answer.status != "proved":
+            return evolve(bounded, reason=answer.reason)
+        from proofs.engines.fol.proving import scope
+
+        own = Cell(bounded.variant, self.sites, bounded.environment, agreement=True)
+        return evolve(
+            bounded,
+            method="fol",
+            scope=scope(own),
+            assumptions=answer.assumptions,
+            bound="every size",
+            seconds=bounded.seconds + finished.seconds,
         )
 
     def _with_fol(self, bounded: CellVerdict, answer: FolAnswer) -> CellVerdict:

@@ -13,7 +13,7 @@ from typing import Any
 import z3
 
 from model import LocalUpdate, RequestSource, Site
-from proofs.engines.fol import order_z3
+from proofs.engines.fol import agreement_z3, order_z3
 from proofs.engines.fol.system import PCS, Action, Cell, Expr, Fn, Run, Sorts, merge
 from proofs.engines.fol.vocab import ITEM, TASK
 
@@ -176,6 +176,8 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
         copy: Fn = lambda i: z3.If(idle, local0(i), old_copy(t, i))  # noqa: E731
         requested: Fn = lambda i: z3.Or(z3.And(copy(i), z3.Not(drops(t, i))), adds(t, i))  # noqa: E731
         base: Fn = lambda i: z3.Or(copy(i), drops(t, i))  # noqa: E731
+        if cell.agreement:
+            agreement_z3.at_call(sorts, run, t, copy)
         _set_row(run, "copy", t, copy)
         _set_row(run, "base", t, base)
         if update is LocalUpdate.REPLACE:
@@ -287,6 +289,8 @@ def _diff_and_send(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, 
         _add_row(run, "od", t, deletes)
     if cell.ordered:
         order_z3.at_diff(run, t, bound, final)
+    if cell.agreement and cell.three_way:
+        agreement_z3.at_diff(run, t, expected, merged, creates)
     _set_row(run, "req", t, final)
     before = run["before"]
     run.set("before", lambda x, y: z3.If(y == t, x != t, z3.And(x != t, before(x, y))))
@@ -365,8 +369,21 @@ def _environment_actions(cell: Cell, sorts: Sorts) -> list[Action]:
     out = [
         Action("server applies a create", TI, lambda r, p: _server_create(cell, sorts, r, p)),
         Action("server refuses a create", TI, lambda r, p: _server_refuse(cell, sorts, r, p)),
-        Action("server applies a delete", TI, lambda r, p: _server_delete(sorts, r, p)),
+        Action("server applies a delete", TI, lambda r, p: _server_delete(cell, sorts, r, p)),
     ]
+    if cell.agreement:
+        # the anchor rule: the refusal above becomes the rejection of `rejections` only
+        out[1] = Action(
+            "server refuses a create (its anchor is not on the server)",
+            (*TI, ("a", ITEM)),
+            lambda r, p: _server_refuse(cell, sorts, r, p, anchored=True),
+        )
+        if env.rejections:
+            out.append(
+                Action(
+                    "server rejects a create", TI, lambda r, p: _server_refuse(cell, sorts, r, p)
+                )
+            )
     if env.rejections:
         out.append(
             Action("server rejects a delete", TI, lambda r, p: _server_reject_delete(sorts, r, p))
@@ -378,7 +395,7 @@ def _environment_actions(cell: Cell, sorts: Sorts) -> list[Action]:
             out.append(_client_action(cell, sorts, kind))
     if env.server_items:
         out += [
-            Action("model creates an item", I, lambda r, p: _model_creates(r, p)),
+            Action("model creates an item", I, lambda r, p: _model_creates(cell, r, p)),
             Action("client applies the model's item", I, lambda r, p: _client_model(r, p)),
             Action("local context learns an item", I, lambda r, p: _learn(r, p)),
         ]
@@ -439,6 +456,8 @@ def _server_create(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run
         order_z3.in_batch_order(sorts, run, t, i, ("tsc",), ("tsd",))
     _at_server(sorts, run, t, i, "tsc")
     placed = run.copy()
+    if cell.agreement:
+        agreement_z3.placed(placed, i)
     _set_item(placed, "S", i, True)
     _set_slot(placed, "evc", t, i, True)
     refused = run.copy()
@@ -446,22 +465,29 @@ def _server_create(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run
     return merge(on_server, refused, placed)
 
 
-def _server_refuse(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
+def _server_refuse(
+    cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any], anchored: bool = False
+) -> Run:
     """The server refuses a create (its anchor is gone, or it was rejected): any create
-    may be refused, since anchors are not modelled."""
+    may be refused, since anchors are not modelled; `anchored` (cells with the anchor
+    rule): only one whose possible anchor `a` is off the server (`agreement_z3`)."""
     t, i = p["t"], p["i"]
     if cell.ordered:
         order_z3.in_batch_order(sorts, run, t, i, ("tsc",), ("tsd",))
+    if anchored:
+        agreement_z3.refuse_anchored(run, t, i, p["a"], cell.mutant == "refuse-anchored")
     _at_server(sorts, run, t, i, "tsc")
     _set_slot(run, "erc", t, i, True)
     return run
 
 
-def _server_delete(sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
+def _server_delete(cell: Cell, sorts: Sorts, run: Run, p: dict[str, Any]) -> Run:
     t, i = p["t"], p["i"]
     on_server = run["S"](i)
     _at_server(sorts, run, t, i, "tsd")
     applied = run.copy()
+    if cell.agreement:
+        agreement_z3.removed(applied, i)
     _set_item(applied, "S", i, False)
     _set_slot(applied, "evd", t, i, True)
     refused = run.copy()
@@ -511,10 +537,13 @@ def _client_apply(cell: Cell, sorts: Sorts, kind: str, run: Run, p: dict[str, An
     return run
 
 
-def _model_creates(run: Run, p: dict[str, Any]) -> Run:
+def _model_creates(cell: Cell, run: Run, p: dict[str, Any]) -> Run:
     """Any pool item not yet created (the pool's order is not modelled)."""
     i = p["i"]
     run.require(z3.And(run["pool"](i), z3.Not(run["created"](i))))
+    if cell.agreement:
+        agreement_z3.placed(run, i)
+        _set_item(run, "sent", i, True)
     _set_item(run, "S", i, True)
     _set_item(run, "created", i, True)
     _set_item(run, "evm", i, True)

@@ -17,7 +17,7 @@ from typing import Any
 import z3
 
 from model import RequestSource
-from proofs.engines.fol import order_z3
+from proofs.engines.fol import agreement_z3, order_z3
 from proofs.engines.fol.actions import actions
 from proofs.engines.fol.system import (
     PCS,
@@ -242,6 +242,13 @@ class Problem:
                 out.append(_drops_as(s, f, drops, None))
             if site.request is RequestSource.LOCAL_CONTEXT:
                 out.append(_drops_as(s, f, drops, np))
+        if cell.agreement:
+            live = [
+                f
+                for site, f in zip(cell.sites, sites, strict=True)
+                if site.request is RequestSource.LOCAL_CONTEXT
+            ]
+            out += agreement_z3.axioms(s, rels, live)
         if cell.server_items:
             pool = rels["pool"]
             out += [
@@ -270,10 +277,14 @@ class Problem:
             out.append(s.forall(ITEM, lambda i: z3.Implies(pool(i), z3.Not(S(i)))))
         if self.cell.ordered:
             out += order_z3.init(s, rels)
+        if self.cell.agreement:
+            out += agreement_z3.init(s, rels)
         for rel in self.relations:
             if rel.static or rel.name in ("S", "M", "L", "acked", "before"):
                 continue
             if self.cell.ordered and rel.name in order_z3.INITIALISED:
+                continue
+            if self.cell.agreement and rel.name in agreement_z3.INITIALISED:
                 continue
             value = rel.name == "idle"
             f = rels[rel.name]

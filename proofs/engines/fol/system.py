@@ -47,6 +47,8 @@ MUTANTS: dict[str, str] = {
     "early-release": "the push releases its locks when it sends, before the acks",
     "copy-first": "under stale-copies a caller-copy call must follow a copy step (no call "
     "from idle), so an option changes a shared action",
+    "refuse-anchored": "the server refuses a create whose anchor it holds, and counts it "
+    "pushed (cells with the anchor rule only)",
 }
 
 
@@ -64,6 +66,9 @@ class Cell:
     #: With the order relations of `order_z3.py` (creation order, the mirror's and each
     #: request's order): only cells that ask for them get the larger vocabulary.
     ordered: bool = field(default=False, kw_only=True)
+    #: With the ghosts invariant 2 reads and the server's anchor rule (`agreement_z3.py`):
+    #: only cells that ask for them get the larger vocabulary.
+    agreement: bool = field(default=False, kw_only=True)
 
     @shape.default
     def _default_shape(self) -> SessionShape:
@@ -145,6 +150,14 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
             Relation("made", (ITEM,), summary="created"),
             Relation("mo", (ITEM, ITEM), summary="ahead of, in the mirror"),
             Relation("ro", (TASK, ITEM, ITEM), summary="ahead of, in the task's request"),
+        ]
+    if cell.agreement:
+        rels += [
+            Relation("reached", (ITEM,), summary="has been on the server (ghost)"),
+            Relation("removed", (ITEM,), summary="a delete removed it from the server (ghost)"),
+            Relation("sent", (ITEM,), summary="a create of it was sent, or it was on the server"),
+            Relation("refused", (ITEM,), summary="its create was refused, its anchor deleted"),
+            Relation("pa", (TASK, ITEM), summary="may anchor the task's creates"),
         ]
     return tuple(rels)
 
