@@ -31,6 +31,7 @@ from model import (
     Site,
     Variant,
 )
+from proofs.engines.fol import ghosts
 from proofs.engines.fol.vocab import ITEM, TASK, Relation
 
 Expr = Any  # a z3 BoolRef; z3's stubs are loose, so the alias keeps signatures readable
@@ -144,6 +145,7 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
             Relation("mo", (ITEM, ITEM), summary="ahead of, in the mirror"),
             Relation("ro", (TASK, ITEM, ITEM), summary="ahead of, in the task's request"),
         ]
+    rels += ghosts.relations(cell)
     return tuple(rels)
 
 
