@@ -43,8 +43,8 @@ FAMILIES: dict[str, str] = {
     "slot-adder": "a task's op slot of an item implies one fact about the item, unless the "
     "call that adds the item is at some point (a create in flight is of an item the local "
     "context has, or its adder still waits for its acks)",
-    "ghost": "the definition of the ghost owes: the call drops the item and its copy has "
-    "it, and it waits for a lock (cells with the ghost only, as the next four)",
+    "ghost": "the definition of the ghost owes (the call drops the item and its copy has "
+    "it, and it waits for a lock), and the ghost implying one fact about its task or item (cells with the ghost only, as the next four)",
     "task3": "three facts about one task (a call waiting for the activity lock waits in "
     "its queue or was handed the lock)",
     "queue": "the activity lock's queue: a task ahead of another has one or two facts, or "
@@ -197,6 +197,8 @@ def _owed(
             (Literal(False, drops), Literal(False, copy), Literal(False, w), Literal(True, owes)),
             "ghost",
         )
+    for beside in [*_literals([a for a in ti if a != owes]), *item_lits]:
+        yield (Literal(False, owes), beside), "ghost"
     for three in combinations(_literals(dynamic), 3):
         if any(not x.positive for x in three):
             yield three, "task3"
