@@ -44,7 +44,8 @@ FAMILIES: dict[str, str] = {
     "call that adds the item is at some point (a create in flight is of an item the local "
     "context has, or its adder still waits for its acks)",
     "ghost": "the definition of the ghost owes (the call drops the item and its copy has "
-    "it, and it waits for a lock), and the ghost implying one fact about its task or item (cells with the ghost only, as the next four)",
+    "it, and it waits for a lock), and the ghost implying one fact about its task or item "
+    "(these families only with `candidates(..., ghosts=True)`, in cells with the ghost)",
     "task3": "three facts about one task (a call waiting for the activity lock waits in "
     "its queue or was handed the lock)",
     "queue": "the activity lock's queue: a task ahead of another has one or two facts, or "
