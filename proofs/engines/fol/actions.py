@@ -13,7 +13,7 @@ from typing import Any
 import z3
 
 from model import LocalUpdate, RequestSource, Site
-from proofs.engines.fol import agreement_z3, order_z3
+from proofs.engines.fol import agreement_z3, ghosts, order_z3
 from proofs.engines.fol.system import PCS, Action, Cell, Expr, Fn, Run, Sorts, merge
 from proofs.engines.fol.vocab import ITEM, TASK
 
@@ -180,6 +180,7 @@ def _call(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any], sta
             agreement_z3.at_call(sorts, run, t, copy)
         _set_row(run, "copy", t, copy)
         _set_row(run, "base", t, base)
+        ghosts.at_call(run, t)
         if update is LocalUpdate.REPLACE:
             _orphan(cell, run, t, local0)
             run.set("L", requested)
@@ -246,6 +247,7 @@ def _snapshot(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any])
 
 def _diff_and_send(cell: Cell, sorts: Sorts, site: Site, run: Run, p: dict[str, Any]) -> Run:
     t = p["t"]
+    ghosts.at_diff(run, t)
     bound, local, req, mirror = run["bound"](t), run["L"], run["req"], run["M"]
     request: Fn = lambda i: z3.If(bound, local(i), req(t, i))  # noqa: E731
     if cell.three_way:

@@ -26,6 +26,7 @@ from model import (
     initial_state,
     successors,
 )
+from proofs.engines.fol import ghosts
 from proofs.engines.fol.system import Cell, relations
 from proofs.engines.fol.vocab import VARIABLES, Atom, Clause, Literal, Structure, with_derived
 
@@ -112,6 +113,8 @@ def structure(state: State, config: Config, cell: Cell) -> Structure:
     for t, item, was_acked in state.deletes_sent:
         if was_acked:
             put("dack", t, item)
+    for row in ghosts.rows(state, config, cell):
+        put("owes", *row)
     order = batch_order(state)
     for a, first in enumerate(order):
         for second in order[a + 1 :]:

@@ -33,6 +33,12 @@ from proofs.engines.fol.vocab import Clause, Structure
 #: How many of the smallest blocking candidates join per CTI.
 BLOCKERS = 1
 
+#: How often a conjunct that left at a CTI no candidate blocked may come back as a
+#: blocker: it left because the invariant then could not show it inductive, and a later
+#: blocker may. Each return costs a CTI, so inference still ends. 1 is Houdini's rule
+#: (never back); with it an early drop cascades (lock5 {replacement} lost its lemma so).
+RETURNS = 1
+
 
 @frozen
 class Stuck:
@@ -64,14 +70,22 @@ class Inference:
 #: task 13/0, fresh 7/3, item 6/1, task-item 112/60, same-item 18/14, item-flight
 #: 32/30, item3 19/17 (docs/proofs.md, "Finding the invariant").
 LIKELY: tuple[str, ...] = (
+    "ghost",
     "task",
     "item",
     "fresh",
     "task-item",
     "at-most-one",
+    "queue",
+    "task3",
     "same-item",
     "fifo",
     "item-flight",
+    "item-owed",
+    "row-owed",
+    "task-rows",
+    "queue-rows",
+    "queue-owed",
     "item-adder",
     "slot-adder",
     "slot-item",
@@ -101,13 +115,16 @@ def infer(
     budget: int = 3000,
     drops: list[Stuck] | None = None,
     deadline: float | None = None,
+    returns: int = RETURNS,
 ) -> Inference:
     """The loop of the module docstring over the given queries (one sort choice);
     `drops`, when given, collects why each conjunct left; past `deadline` (a
-    `time.monotonic()` value) inference stops as if out of budget."""
+    `time.monotonic()` value) inference stops as if out of budget; `returns` as
+    `RETURNS`."""
     invariant = list(start)
     keep = set(protected)
-    gone: set[Clause] = set()
+    # how often each candidate left: false initially counts as `returns` (never back)
+    gone: dict[Clause, int] = {}
     ranked = sorted(pool, key=ORDER)
     ctis = 0
     changed = True
@@ -128,9 +145,9 @@ def infer(
                 changed = True
                 pre, post, params = found
                 members = set(invariant)
-                blockers = _blockers(ranked, members, gone, pre)
+                blockers = _blockers(ranked, members, gone, pre, returns)
                 added = [c for c in blockers if init.breaks(c) is None]
-                gone.update(c for c in blockers if c not in added)
+                gone.update((c, returns) for c in blockers if c not in added)
                 if added:
                     invariant += added
                     continue
@@ -141,7 +158,8 @@ def infer(
                 if fatal:
                     stuck = Stuck(fatal[0], action.action.name, pre, post, params)
                     return Inference(tuple(invariant), stuck, ctis, len(gone))
-                gone.update(broken)
+                for c in broken:
+                    gone[c] = gone.get(c, 0) + 1
                 if drops is not None:
                     drops += [Stuck(c, action.action.name, pre, post, params) for c in broken]
                 invariant = [c for c in invariant if c not in broken]
@@ -149,13 +167,20 @@ def infer(
 
 
 def _blockers(
-    ranked: Sequence[Clause], members: set[Clause], gone: set[Clause], pre: Structure
+    ranked: Sequence[Clause],
+    members: set[Clause],
+    gone: dict[Clause, int],
+    pre: Structure,
+    returns: int,
 ) -> list[Clause]:
-    """The first `BLOCKERS` candidates (smallest first) that the pre state breaks."""
+    """The first `BLOCKERS` candidates (smallest first) that the pre state breaks, among
+    those not false initially and dropped fewer than `returns` times."""
     out: list[Clause] = []
     state = Sample((pre,))
     for clause in ranked:
-        if clause in members or clause in gone or not state.violated(clause):
+        if clause in members or gone.get(clause, 0) >= returns:
+            continue
+        if not state.violated(clause):
             continue
         out.append(clause)
         if len(out) == BLOCKERS:

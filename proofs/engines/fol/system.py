@@ -31,6 +31,7 @@ from model import (
     Site,
     Variant,
 )
+from proofs.engines.fol import ghosts
 from proofs.engines.fol.vocab import ITEM, TASK, Relation
 
 Expr = Any  # a z3 BoolRef; z3's stubs are loose, so the alias keeps signatures readable
@@ -159,6 +160,7 @@ def relations(cell: Cell) -> tuple[Relation, ...]:
             Relation("refused", (ITEM,), summary="its create was refused, its anchor deleted"),
             Relation("pa", (TASK, ITEM), summary="may anchor the task's creates"),
         ]
+    rels += ghosts.relations(cell)
     return tuple(rels)
 
 

@@ -43,6 +43,28 @@ FAMILIES: dict[str, str] = {
     "slot-adder": "a task's op slot of an item implies one fact about the item, unless the "
     "call that adds the item is at some point (a create in flight is of an item the local "
     "context has, or its adder still waits for its acks)",
+    "ghost": "the definition of the ghost owes (the call drops the item and its copy has "
+    "it, and it waits for a lock), and the ghost implying one fact about its task or item "
+    "(these families only with `candidates(..., ghosts=True)`, in cells with the ghost)",
+    "task3": "three facts about one task (a call waiting for the activity lock waits in "
+    "its queue or was handed the lock)",
+    "queue": "the activity lock's queue: a task ahead of another has one or two facts, or "
+    "two or three facts of one task rule out a fact of every other task",
+    "item-owed": "one or two facts about an item, unless some task has an op slot of it or "
+    "some call owes it (an item the mirror holds and the local context lacks is being "
+    "deleted or owed by a waiting call); an op slot of an item implies one fact about it "
+    "unless some call owes it",
+    "row-owed": "a fact about an item and one or two about a task imply the task's row of "
+    "the item (or its absence), unless some call owes the item or has an op of it in flight",
+    "task-rows": "one or two facts about a task and one of its rows imply another row (a "
+    "waiting call whose request is no longer the live local context still requests what "
+    "its copy had and it keeps)",
+    "queue-rows": "a task ahead of another in the lock's queue (or with a fact, the other "
+    "with a fact) has a row of an item: then the other has a row of it, unless some call "
+    "owes it (a waiter's copy has what the calls ahead of it added)",
+    "queue-owed": "a call owes an item, and another call ahead of it in the lock's queue (or "
+    "with one or two facts) has a fact about the item: then it has a row of it (a call "
+    "waiting ahead of the one that removed an item still has the item in its request)",
     "slot-item": "a task's op slot of an item of a static kind (the model's pool, the "
     "never-played items) implies one fact about the item (a delete in flight of an item the "
     "model may create is of one it has created)",
@@ -67,9 +89,12 @@ SLOTS = frozenset(
 )
 
 
-def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
-    """Every instance of every family over `relations`, without duplicates."""
-    rels = [r for r in relations if r.sorts != (TASK, TASK)]
+def candidates(relations: Iterable[Relation], ghosts: bool = False) -> tuple[Clause, ...]:
+    """Every instance of every family over `relations`, without duplicates. The families
+    over the ghost `owes` (`GHOST_FAMILIES`) only with `ghosts`: they are many (about
+    170,000 on lock5 {replacement}) and no proof needs them yet, so by default a cell
+    with the ghost gets the same candidates as without it."""
+    rels = [r for r in relations if r.sorts != (TASK, TASK) and (ghosts or r.name != "owes")]
     items = [Atom(r.name, ("i",)) for r in _of(rels, (ITEM,))]
     dynamic = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if not r.static]
     sites = [Atom(r.name, ("t",)) for r in _of(rels, (TASK,)) if r.static]
@@ -155,7 +180,91 @@ def candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
             emit((Literal(False, pc), Literal(False, adds), item), "fresh")
         for b in dynamic_u:
             emit((Literal(False, pc), Literal(False, b), eq), "at-most-one")
+    if ghosts and "owes" in present:
+        for literals, family in _owed(item_lits, dynamic, ti, some):
+            emit(literals, family)
     return tuple(out)
+
+
+def _owed(
+    item_lits: list[Literal], dynamic: list[Atom], ti: list[Atom], some: list[Atom]
+) -> Iterator[tuple[tuple[Literal, ...], str]]:
+    """The families over the ghost `owes` (`ghosts.py`), only in cells that have it."""
+    owes, drops, copy = (Atom(name, ("t", "i")) for name in ("owes", "drops", "copy"))
+    waits = [a for a in dynamic if a.name in ("wact", "wprov")]
+    yield (Literal(False, owes), *(Literal(True, w) for w in waits)), "ghost"
+    for w in waits:
+        yield (
+            (Literal(False, drops), Literal(False, copy), Literal(False, w), Literal(True, owes)),
+            "ghost",
+        )
+    for beside in [*_literals([a for a in ti if a != owes]), *item_lits]:
+        yield (Literal(False, owes), beside), "ghost"
+    for three in combinations(_literals(dynamic), 3):
+        if any(not x.positive for x in three):
+            yield three, "task3"
+    ahead, behind = Atom("aq", ("t", "u")), Atom("aq", ("u", "t"))
+    eq = Literal(True, Atom("=", ("t", "u")))
+    dynamic_u = [Atom(a.name, ("u",)) for a in dynamic]
+    for order in (ahead, behind):
+        for fact in _literals([*dynamic, *dynamic_u]):
+            yield (Literal(False, order), fact), "queue"
+    premises = [Literal(False, a) for a in dynamic]
+    dynamic_pos = [Literal(True, a) for a in dynamic]
+    several: list[tuple[Literal, ...]] = [*combinations(premises, 2), *combinations(premises, 3)]
+    for facts_t in several:
+        for other in dynamic_u:
+            yield (*facts_t, Literal(False, other), eq), "queue"
+    owed = Literal(True, Atom(SOME + "owes", ("i",)))
+    others = [Literal(True, a) for a in some if a.name != SOME + "owes"]
+    for about in _clauses(item_lits, 1, 2):
+        yield (*about, owed), "item-owed"
+        for extra in others:
+            yield (*about, extra, owed), "item-owed"
+    for slot in [a for a in ti if a.name in SLOTS | {"owes"}]:
+        for item in item_lits:
+            yield (Literal(False, slot), item, owed), "item-owed"
+    rows = [a for a in ti if a.name in ("req", "base", "copy", "adds", "drops")]
+    task_combos = list(_clauses(_literals(dynamic), 1, 2))
+    flights = [Literal(True, a) for a in some if a.name in (SOME + "cfl", SOME + "dfl")]
+    for item in item_lits:
+        for row in _literals(rows):
+            for combo in task_combos:
+                yield (item, *combo, row), "row-owed"
+                yield (item, *combo, row, owed), "row-owed"
+                for extra in flights:
+                    yield (item, *combo, row, extra, owed), "row-owed"
+    premise_rows = [Literal(False, a) for a in rows]
+    facts: list[list[Literal]] = [
+        *([x] for x in _literals(dynamic)),
+        *([p, q] for p in premises for q in dynamic_pos),
+    ]
+    for premise in premise_rows:
+        for concl in _clauses([Literal(True, a) for a in rows if a != premise.atom], 1, 2):
+            for fact_list in facts:
+                yield (premise, *concl, *fact_list), "task-rows"
+    rows_u = [Atom(a.name, ("u", "i")) for a in rows]
+    ahead_of: list[list[Literal]] = [
+        [Literal(False, ahead)],
+        *([p, Literal(False, q)] for p in premises for q in dynamic_u),
+    ]
+    for placed in ahead_of:
+        for row in _literals(rows):
+            for row_u in _literals(rows_u):
+                yield (*placed, row, row_u), "queue-rows"
+                yield (*placed, row, row_u, owed), "queue-rows"
+    owes_u = Literal(False, Atom("owes", ("u", "i")))
+    for item in item_lits:
+        for row in _literals(rows):
+            for queue in (ahead, behind):
+                yield (owes_u, Literal(False, queue), item, row), "queue-owed"
+            some_facts: list[tuple[Literal, ...]] = [
+                *combinations(premises, 1),
+                *combinations(premises, 2),
+            ]
+            for facts_t in some_facts:
+                yield (owes_u, *facts_t, item, row), "queue-owed"
+                yield (owes_u, *facts_t, item, row, eq), "queue-owed"
 
 
 def _clauses(literals: list[Literal], low: int, high: int) -> Iterator[tuple[Literal, ...]]:

@@ -76,7 +76,7 @@ def with_derived(
 _PAIRS = frozenset(
     {
         *("adds", "drops", "req", "base", "copy", "tsc", "tsd", "evc", "evd", "erc", "erd"),
-        *("pc", "pd", "dack", "oc", "od", "cfl", "dfl"),
+        *("pc", "pd", "dack", "oc", "od", "cfl", "dfl", "owes"),
     }
 )
 
