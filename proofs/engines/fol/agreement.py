@@ -44,7 +44,7 @@ from model.shapes import CallIds, OrphanOutputs
 from proofs.engines.fol import certificate
 from proofs.engines.fol.agreement_z3 import ASSUMPTION, ASSUMPTION_ADDS
 from proofs.engines.fol.data import Sample, config_of, mixes, structure
-from proofs.engines.fol.infer import Stuck, core, infer
+from proofs.engines.fol.infer import Inferred, core, infer
 from proofs.engines.fol.modelled import coverage as plain_coverage
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.proving import CheckResult, check_each, check_invariant, scope
@@ -69,7 +69,6 @@ __all__ = [
     "AGREEMENT",
     "DIRECTORY",
     "FAMILIES",
-    "AgreementOutcome",
     "Certified",
     "agreement_candidates",
     "agreement_structure",
@@ -333,19 +332,6 @@ def agreement_candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
 # -- inference and the check -------------------------------------------------------------------
 
 
-@frozen
-class AgreementOutcome:
-    """What `prove_agreement` found: proved (the invariant), or where it stopped."""
-
-    status: str
-    invariant: tuple[Clause, ...]
-    stuck: Stuck | None
-    ctis: int
-    seconds: float
-    sampled: int
-    candidates: int
-
-
 def required(cell: Cell) -> list[Clause]:
     """What every invariant-2 certificate holds: the fixed structure, invariant 1's safety
     (the seed certificates carry it) and invariant 2's."""
@@ -358,7 +344,7 @@ def prove_agreement(
     timeout_ms: int = 60_000,
     seconds_limit: float = 600.0,
     seed: tuple[Clause, ...] = (),
-) -> AgreementOutcome:
+) -> Inferred:
     """Invariant 2 (with invariant 1) for every number of calls and items of `cell`, seeded
     by `seed` and by the committed invariant-1 certificate of the same cell."""
     assert cell.agreement and not coverage(cell), coverage(cell)
@@ -420,7 +406,7 @@ def prove_agreement(
                 result = check_each(problem, list(invariant), init, queries)
         if found.stuck is None and result.breaks is None:
             status = "proved"
-    return AgreementOutcome(
+    return Inferred(
         status,
         tuple(invariant),
         found.stuck,

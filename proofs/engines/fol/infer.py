@@ -63,6 +63,21 @@ class Inference:
     dropped: int
 
 
+@frozen
+class Inferred:
+    """What a whole inference run for one cell found (`order_proof.prove_ordered`,
+    `agreement.prove_agreement`): proved (the invariant), or where it stopped, with the
+    CTIs asked, the seconds, and the sizes of the sample and the candidate pool."""
+
+    status: str
+    invariant: tuple[Clause, ...]
+    stuck: Stuck | None
+    ctis: int
+    seconds: float
+    sampled: int
+    candidates: int
+
+
 #: Template families by how often their blockers end up in a proved invariant, most
 #: likely first: a CTI is blocked by the first candidate in this order that its pre
 #: state breaks, so a family whose instances mostly leave again costs CTIs when tried

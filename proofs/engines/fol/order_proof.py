@@ -14,11 +14,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from attrs import frozen
-
 from proofs.engines.fol.certificate import committed
 from proofs.engines.fol.data import Sample, config_of, mixes, structure
-from proofs.engines.fol.infer import Stuck, core, infer
+from proofs.engines.fol.infer import Inferred, core, infer
 from proofs.engines.fol.order import MIRROR_BY_CREATION_SETTLED, order_structure, reachable_born
 from proofs.engines.fol.order_z3 import FIXED
 from proofs.engines.fol.problem import SAFETY, Problem, fixed_conjuncts
@@ -28,7 +26,7 @@ from proofs.engines.fol.system import Cell, FiniteSorts, unbounded_sorts
 from proofs.engines.fol.templates import candidates
 from proofs.engines.fol.vocab import Clause, Literal, Relation, lit, names, neg
 
-__all__ = ["FAMILIES", "OrderOutcome", "order_candidates", "prove_ordered"]
+__all__ = ["FAMILIES", "order_candidates", "prove_ordered"]
 
 FAMILIES: dict[str, str] = {
     "order-row": "a task's request order is creation order, or agrees with the mirror, "
@@ -80,19 +78,6 @@ def order_candidates(relations: Iterable[Relation]) -> tuple[Clause, ...]:
     return tuple(dict.fromkeys(out))
 
 
-@frozen
-class OrderOutcome:
-    """What `prove_ordered` found: proved (the invariant), or the CTI it stopped at."""
-
-    status: str
-    invariant: tuple[Clause, ...]
-    stuck: Stuck | None
-    ctis: int
-    seconds: float
-    sampled: int
-    candidates: int
-
-
 def _sample(cell: Cell, calls: int) -> Sample:
     structures = []
     for scenario in mixes(cell.sites, calls, cell.environment):
@@ -108,7 +93,7 @@ def prove_ordered(
     timeout_ms: int = 60_000,
     seconds_limit: float = 300.0,
     required: tuple[Clause, ...] = (),
-) -> OrderOutcome:
+) -> Inferred:
     """Invariant 1 and the order lemma for the ordered `cell`, seeded by the committed
     certificate of the same cell without the order (its conjuncts are over a smaller
     vocabulary, so each still reads the same). `required`: more conjuncts inference may
@@ -157,6 +142,6 @@ def prove_ordered(
             all_queries(problem, timeout_ms),
         )
         status = "proved" if result.breaks is None else "unknown"
-    return OrderOutcome(
+    return Inferred(
         status, invariant, found.stuck, ctis, time.perf_counter() - started, len(sample), len(pool)
     )
