@@ -9,11 +9,14 @@ status 2 and one line naming the valid choices, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
 from proofs.cli.options import HelpFormatter, Parser
@@ -98,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return run(args)
+        with interrupts_not_lost():
+            return run(args)
     except CannotRun as error:
         # bad input, an unreadable file, a release that cannot be had: one line, status 2
         print(f"ackguard {args.command}: error: {_one_line(error)}", file=sys.stderr)
@@ -114,6 +118,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except Exception as error:  # the last resort: anything not raised on purpose
         return _last_resort(args.command, error)
+
+
+@contextlib.contextmanager
+def interrupts_not_lost() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt wherever Python is; raised inside a weakref
+    callback or a `__del__` (asyncio's task set, z3's terms), Python prints "Exception
+    ignored" and the command runs on. While a command runs, such a lost interrupt is
+    sent again, so it is raised at the next point where it can be (`conform` under load
+    once ran on for minutes after Ctrl-C). Only where Ctrl-C raises KeyboardInterrupt."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    before = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # sent from another thread a moment later: sent from here, it would be
+            # raised inside this hook, and be lost again
+            again = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            again.daemon = True
+            again.start()
+            return
+        before(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = before
 
 
 def _one_line(error: BaseException) -> str:
