@@ -37,14 +37,12 @@ from model import (
     State,
     Variant,
     expected_view,
-    initial_state,
-    successors,
 )
 from model.shapes import CallIds, OrphanOutputs
 from proofs.engines.fol import certificate
 from proofs.engines.fol.agreement_z3 import ASSUMPTION, ASSUMPTION_ADDS
-from proofs.engines.fol.data import Sample, config_of, mixes, structure
-from proofs.engines.fol.infer import Inferred, core, infer
+from proofs.engines.fol.data import Sample, config_of, mixes, reachable_with, structure
+from proofs.engines.fol.infer import Inferred, core, infer, infer_on
 from proofs.engines.fol.modelled import coverage as plain_coverage
 from proofs.engines.fol.problem import ASSUMPTIONS, SAFETY, Problem, fixed_conjuncts
 from proofs.engines.fol.proving import CheckResult, check_each, check_invariant, scope
@@ -211,25 +209,18 @@ def reachable_pa(
 ) -> Iterator[tuple[State, frozenset[tuple[int, str]]]]:
     """Every state the model reaches in `config` with the `pa` rows of the first run found
     to it, breadth-first; with `assume`, runs that break `ASSUMPTION` are cut."""
-    start = initial_state(config)
-    found: dict[State, frozenset[tuple[int, str]]] = {start: frozenset()}
-    frontier = [start]
-    while frontier:
-        for state in frontier:
-            yield state, found[state]
-        nxt: list[State] = []
-        for state in frontier:
-            for _, successor in successors(state, config):
-                if successor in found or (assume and breaks_assumption(state, successor, config)):
-                    continue
-                pa = found[state]
-                for t in _pushed_now(state, successor):
-                    pa = pa | anchors(state, successor, t)
-                found[successor] = pa
-                nxt.append(successor)
-        if len(found) > limit:
-            raise RuntimeError(f"more than {limit} states")
-        frontier = nxt
+
+    def step(
+        state: State, successor: State, pa: frozenset[tuple[int, str]]
+    ) -> frozenset[tuple[int, str]]:
+        for t in _pushed_now(state, successor):
+            pa = pa | anchors(state, successor, t)
+        return pa
+
+    def keep(state: State, successor: State) -> bool:
+        return not breaks_assumption(state, successor, config)
+
+    return reachable_with(config, lambda _: frozenset(), step, limit, keep if assume else None)
 
 
 def agreement_structure(
@@ -391,14 +382,7 @@ def prove_agreement(
         result = check_each(problem, list(found.invariant), init, queries)
         if result.breaks is not None:
             larger = Problem(cell, FiniteSorts(3, 3))
-            found = infer(
-                found.invariant,
-                start,
-                pool,
-                InitQueries(larger, timeout_ms),
-                all_queries(larger, timeout_ms),
-                deadline=deadline,
-            )
+            found = infer_on(larger, found.invariant, start, pool, timeout_ms, deadline)
             ctis += found.ctis
             invariant = found.invariant
             if found.stuck is None:

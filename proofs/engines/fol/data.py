@@ -9,8 +9,9 @@ is how Houdini's candidates are first filtered on reachable states.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import combinations_with_replacement
+from typing import TypeVar
 
 from model import (
     Call,
@@ -136,20 +137,40 @@ def batch_order(state: State) -> tuple[int, ...]:
     return (*waiting, *drained, *flight)
 
 
+H = TypeVar("H")
+
+
 def reachable(config: Config, limit: int = 200_000) -> Iterator[State]:
     """Every state the model reaches in `config` (breadth-first, deduplicated)."""
+    for state, _ in reachable_with(config, lambda _: None, lambda _, __, history: history, limit):
+        yield state
+
+
+def reachable_with(
+    config: Config,
+    first: Callable[[State], H],
+    step: Callable[[State, State, H], H],
+    limit: int = 200_000,
+    keep: Callable[[State, State], bool] | None = None,
+) -> Iterator[tuple[State, H]]:
+    """Every state the model reaches in `config`, breadth-first, each with a history
+    value of the first run found to it: `first` of the start, then `step(state,
+    successor, history)` along the run (a ghost the state itself does not keep). With
+    `keep`, a step it refuses is cut (the successor may still be reached another way)."""
     start = initial_state(config)
-    seen = {start}
+    found: dict[State, H] = {start: first(start)}
     frontier = [start]
     while frontier:
-        yield from frontier
+        for state in frontier:
+            yield state, found[state]
         nxt: list[State] = []
         for state in frontier:
             for _, successor in successors(state, config):
-                if successor not in seen:
-                    seen.add(successor)
-                    nxt.append(successor)
-        if len(seen) > limit:
+                if successor in found or (keep is not None and not keep(state, successor)):
+                    continue
+                found[successor] = step(state, successor, found[state])
+                nxt.append(successor)
+        if len(found) > limit:
             raise RuntimeError(f"more than {limit} states")
         frontier = nxt
 

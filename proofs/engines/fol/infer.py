@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from proofs.engines.fol.data import Sample
-from proofs.engines.fol.queries import ActionQueries, InitQueries
+from proofs.engines.fol.problem import Problem
+from proofs.engines.fol.queries import ActionQueries, InitQueries, all_queries
 from proofs.engines.fol.vocab import Clause, Structure
 
 #: How many of the smallest blocking candidates join per CTI.
@@ -119,6 +120,20 @@ def _likely(clause: Clause) -> tuple[int, int, int, str]:
 
 #: The order blockers are tried in.
 ORDER = _likely
+
+
+def infer_on(
+    problem: Problem,
+    start: Sequence[Clause],
+    protected: Sequence[Clause],
+    pool: Sequence[Clause],
+    timeout_ms: int,
+    deadline: float | None,
+) -> Inference:
+    """`infer` with fresh queries of `problem` (how a run goes on to a larger instance
+    once inference ended on a smaller one)."""
+    init, actions = InitQueries(problem, timeout_ms), all_queries(problem, timeout_ms)
+    return infer(start, protected, pool, init, actions, deadline=deadline)
 
 
 def infer(

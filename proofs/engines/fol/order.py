@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from model import Config, State, initial_state, successors
+from model import Config, State
+from proofs.engines.fol.data import reachable_with
 from proofs.engines.fol.vocab import ITEM, TASK, Clause, Relation, Structure, lit, neg
 from proofs.engines.trace import Trace
 
@@ -82,22 +83,9 @@ def along(config: Config, trace: Trace) -> Iterator[tuple[State, tuple[str, ...]
 def reachable_born(config: Config, limit: int = 200_000) -> Iterator[tuple[State, tuple[str, ...]]]:
     """Every state the model reaches in `config`, breadth-first, with the creation order
     of the first run found to it (start items first, in the server's order)."""
-    start = initial_state(config)
-    first = births(start, start, start_born(config))
-    found: dict[State, tuple[str, ...]] = {start: first}
-    frontier = [start]
-    while frontier:
-        for state in frontier:
-            yield state, found[state]
-        nxt: list[State] = []
-        for state in frontier:
-            for _, successor in successors(state, config):
-                if successor not in found:
-                    found[successor] = births(state, successor, found[state])
-                    nxt.append(successor)
-        if len(found) > limit:
-            raise RuntimeError(f"more than {limit} states")
-        frontier = nxt
+    return reachable_with(
+        config, lambda start: births(start, start, start_born(config)), births, limit
+    )
 
 
 def _pairs(row: tuple[str, ...]) -> set[tuple[object, ...]]:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from proofs.engines.fol.certificate import committed
 from proofs.engines.fol.data import Sample, config_of, mixes, structure
-from proofs.engines.fol.infer import Inferred, core, infer
+from proofs.engines.fol.infer import Inferred, core, infer, infer_on
 from proofs.engines.fol.order import MIRROR_BY_CREATION_SETTLED, order_structure, reachable_born
 from proofs.engines.fol.order_z3 import FIXED
 from proofs.engines.fol.problem import SAFETY, Problem, fixed_conjuncts
@@ -121,14 +121,7 @@ def prove_ordered(
     ctis = found.ctis
     if found.stuck is None:
         larger = Problem(cell, FiniteSorts(3, 3))
-        found = infer(
-            found.invariant,
-            start,
-            pool,
-            InitQueries(larger, timeout_ms),
-            all_queries(larger, timeout_ms),
-            deadline=deadline,
-        )
+        found = infer_on(larger, found.invariant, start, pool, timeout_ms, deadline)
         ctis += found.ctis
     status = "unknown"
     invariant = found.invariant
