@@ -15,18 +15,21 @@ from model import INTERNAL_MOVES, VARIANTS_BY_NAME, Config, Move, MoveKind, init
 from model.moves import behind_earlier_push
 from model.scenarios import SCENARIOS
 from model.sites import with_speech_turn
-from proofs.adapters.livekit.drivable import BEHIND, _Runs, given, settled, undrivable
+from proofs.adapters.livekit.drivable import (
+    BEHIND,
+    _Runs,
+    given,
+    own_generations,
+    settled,
+    undrivable,
+)
 from proofs.engines.conformance.follow import sequences
 from proofs.engines.conformance.lockstep import model_side
 
 
 def _replayed(config: Config, moves: Iterable[Move]) -> str | None:
     """The answer replayed from the start, as `undrivable` gave it before `_Runs`."""
-    generations = [
-        index
-        for index, call in enumerate(config.scenario.calls)
-        if config.site(index).speech.from_start and not call.behind_earlier_push
-    ]
+    generations = own_generations(config)
     if len(generations) < 2:
         return None
     calls = tuple(evolve(call, behind_earlier_push=True) for call in config.scenario.calls)

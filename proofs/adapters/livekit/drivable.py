@@ -32,7 +32,7 @@ from model import INTERNAL_MOVES, Config, Move, MoveKind, State, initial_state
 from model.moves import behind_earlier_push
 from proofs.engines.conformance.lockstep import ModelSide, model_side
 
-__all__ = ["BEHIND", "given", "settled", "undrivable"]
+__all__ = ["BEHIND", "given", "own_generations", "settled", "undrivable"]
 
 #: Why a run is left out: the later generation called with the earlier one's
 #: traffic in flight (the module's docstring).
@@ -42,6 +42,16 @@ BEHIND = (
 )
 
 
+def own_generations(config: Config) -> list[int]:
+    """The calls that start a generation of their own, not queued behind an earlier
+    push: with fewer than two, every run is drivable."""
+    return [
+        index
+        for index, call in enumerate(config.scenario.calls)
+        if config.site(index).speech.from_start and not call.behind_earlier_push
+    ]
+
+
 def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     """Why the real code cannot take `moves`, or None (the module's docstring).
 
@@ -49,11 +59,7 @@ def undrivable(config: Config, moves: Iterable[Move]) -> str | None:
     settled states after each run asked about are kept (`_Runs`), so an answer is
     one step from the run one move shorter, not a replay of the whole run."""
     moves = tuple(moves)
-    generations = [
-        index
-        for index, call in enumerate(config.scenario.calls)
-        if config.site(index).speech.from_start and not call.behind_earlier_push
-    ]
+    generations = own_generations(config)
     if len(generations) < 2:
         return None
     runs = _Runs.of(config, generations)
